@@ -1,0 +1,3 @@
+"""anonstream: streaming text anonymization (common library: records, stage cores, runtime)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""PII detection, identifier typing and operators (the pii stage's core)."""
