@@ -44,6 +44,7 @@ class EntitySpan:
     entity_id: str
     text: str
     surrogate: str | None = None
+    subtype: str | None = None  # finer source label, e.g. OntoNotes EVENT/PRODUCT/GPE/NORP
     recognizer: str = ""
     score: float = 1.0
 
