@@ -17,6 +17,7 @@ class Detection:
     recognizer: str
     rule: str = ""
     context: list[str] = field(default_factory=list)
+    subtype: str | None = None  # finer label: OntoNotes label (GPE, NORP, ...) or EMAIL/URL/PHONE/...
 
     def trace(self) -> dict[str, Any]:
         return {"recognizer": self.recognizer, "rule": self.rule, "score": self.score, "context": self.context}
