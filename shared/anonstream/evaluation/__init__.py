@@ -1,0 +1,1 @@
+"""Evaluation of the anonymization stages against public benchmarks (TAB, Wikipedia biographies)."""
