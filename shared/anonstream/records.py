@@ -76,6 +76,7 @@ class Chunk:
     embedding: dict[str, Any] | None = None  # {"model", "dim", "vector": list[float]}
     cluster: dict[str, Any] | None = None  # {"model_version", "component", "posterior", "log_density"}
     changes: list[dict[str, Any]] | None = None  # rewritten spans, filled by swap
+    release: dict[str, Any] | None = None  # echo of the release configuration, filled by swap
     lineage: dict[str, str] = field(default_factory=dict)  # stage -> stage version
 
     @property
@@ -97,7 +98,7 @@ class Chunk:
         }
         if self.entities is not None:
             obj["entities"] = [e.to_wire() for e in self.entities]
-        for name in ("embedding", "cluster", "changes"):
+        for name in ("embedding", "cluster", "changes", "release"):
             value = getattr(self, name)
             if value is not None:
                 obj[name] = value
@@ -118,5 +119,6 @@ class Chunk:
             embedding=obj.get("embedding"),
             cluster=obj.get("cluster"),
             changes=obj.get("changes"),
+            release=obj.get("release"),
             lineage=dict(obj.get("lineage") or {}),
         )

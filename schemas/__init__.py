@@ -1,0 +1,1 @@
+"""JSON Schemas of every topic's record (the wire contracts), shipped as package data."""

@@ -1,0 +1,87 @@
+"""The ``anonstream`` command line."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from pathlib import Path
+
+from .config import Settings
+
+# Modules that contribute sub-commands through ``add_commands(subparsers)``.
+COMMAND_MODULES = ("anonstream.pii.cli", "anonstream.mixture.cli", "anonstream.swap.cli")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .runtime.embedded import run
+
+    report = run(Path(args.input), Path(args.output), Path(args.report) if args.report else None,
+                 progress=not args.quiet)
+    summary = report.as_dict()
+    print(f"documents: {summary['documents_in']} in, {summary['documents_out']} out, "
+          f"dead letters: {summary['dead_letters_by_stage'] or 0}, "
+          f"{summary['documents_per_second']} documents/s", file=sys.stderr)
+    print(f"sanitized documents: {args.output}", file=sys.stderr)
+    if args.report:
+        print(f"report: {args.report}", file=sys.stderr)
+    return 0
+
+
+def _service(args: argparse.Namespace) -> int:
+    from .runtime.service import run_service
+
+    return run_service(args.name, Settings())
+
+
+def _topics(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .runtime.kafka import create_topics
+
+    asyncio.run(create_topics(Settings()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="anonstream", description=__doc__)
+    parser.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING (default: ANONSTREAM_LOG_LEVEL)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run every stage in one process on a JSONL file (no broker, no Redis)")
+    run.add_argument("--input", required=True, help="JSONL: {doc_id, text, metadata} per line")
+    run.add_argument("--output", required=True, help="JSONL of sanitized documents")
+    run.add_argument("--report", help="JSON report (counts, throughput, audit)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(func=_run)
+
+    from .runtime.wiring import STAGE_NAMES
+
+    service = sub.add_parser("service", help="run one stage as a Kafka service")
+    service.add_argument("name", choices=STAGE_NAMES)
+    service.set_defaults(func=_service)
+
+    topics_cmd = sub.add_parser("topics", help="create the pipeline's topics")
+    topics_cmd.add_argument("action", choices=["create"])
+    topics_cmd.set_defaults(func=_topics)
+
+    for module_name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        module.add_commands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    level = args.log_level or Settings().log_level
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""Configuration from the environment (12-factor). Secrets are read from the environment only.
+
+| variable | default | meaning |
+| --- | --- | --- |
+| ANONSTREAM_BOOTSTRAP | 127.0.0.1:19092 | Kafka bootstrap servers |
+| ANONSTREAM_REDIS_URL | redis://127.0.0.1:16379/0 | Redis (model registry, pseudonyms, pools, reassembly) |
+| ANONSTREAM_TOPIC_PREFIX | anonstream | prefix of every topic name |
+| ANONSTREAM_TENANT | default | namespace of pseudonyms and state keys in Redis |
+| ANONSTREAM_PARTITIONS | 4 | partitions of the topics `anonstream topics create` makes |
+| ANONSTREAM_CHUNK_MAX_CHARS | 1200 | a chunk closes before it would exceed this many characters |
+| ANONSTREAM_CHUNK_MAX_SENTENCES | 8 | ... or this many sentences |
+| ANONSTREAM_SPACY_MODEL | (resolved) | spaCy pipeline name or path for the pii stage |
+| ANONSTREAM_EMBED_MODEL | all-MiniLM-L6-v2 | sentence-transformers model name or path |
+| ANONSTREAM_EMBED_BATCH | 64 | embedding batch size |
+| ANONSTREAM_EMBED_MAX_WAIT_MS | 200 | longest wait to fill an embedding batch |
+| ANONSTREAM_MIXTURE_FAMILY | pkb | pkb or scauchy |
+| ANONSTREAM_MIXTURE_K | 8 | components of the mixture |
+| ANONSTREAM_MIXTURE_MIN_WEIGHT | 0.001 | lower bound ε on mixture weights |
+| ANONSTREAM_REFIT_INTERVAL_S | 60 | refit period |
+| ANONSTREAM_REFIT_MIN_SAMPLES | 32 | smallest reservoir that is refitted |
+| ANONSTREAM_RESERVOIR_SIZE | 20000 | embeddings kept for refits |
+| ANONSTREAM_REASSEMBLY_TTL_S | 86400 | how long a partial document waits in the sink |
+| ANONSTREAM_PSEUDONYM_KEY | (required by services) | HMAC key of pseudonyms (secret) |
+| ANONSTREAM_LOG_LEVEL | INFO | log level |
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"ANONSTREAM_{name}", default)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    bootstrap: str = field(default_factory=lambda: _env("BOOTSTRAP", "127.0.0.1:19092"))
+    redis_url: str = field(default_factory=lambda: _env("REDIS_URL", "redis://127.0.0.1:16379/0"))
+    topic_prefix: str = field(default_factory=lambda: _env("TOPIC_PREFIX", "anonstream"))
+    tenant: str = field(default_factory=lambda: _env("TENANT", "default"))
+    partitions: int = field(default_factory=lambda: int(_env("PARTITIONS", "4")))
+    chunk_max_chars: int = field(default_factory=lambda: int(_env("CHUNK_MAX_CHARS", "1200")))
+    chunk_max_sentences: int = field(default_factory=lambda: int(_env("CHUNK_MAX_SENTENCES", "8")))
+    spacy_model: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_SPACY_MODEL"))
+    embed_model: str = field(default_factory=lambda: _env("EMBED_MODEL", "all-MiniLM-L6-v2"))
+    embed_batch: int = field(default_factory=lambda: int(_env("EMBED_BATCH", "64")))
+    embed_max_wait_ms: int = field(default_factory=lambda: int(_env("EMBED_MAX_WAIT_MS", "200")))
+    mixture_family: str = field(default_factory=lambda: _env("MIXTURE_FAMILY", "pkb"))
+    mixture_k: int = field(default_factory=lambda: int(_env("MIXTURE_K", "8")))
+    mixture_min_weight: float = field(default_factory=lambda: float(_env("MIXTURE_MIN_WEIGHT", "0.001")))
+    refit_interval_s: float = field(default_factory=lambda: float(_env("REFIT_INTERVAL_S", "60")))
+    refit_min_samples: int = field(default_factory=lambda: int(_env("REFIT_MIN_SAMPLES", "32")))
+    reservoir_size: int = field(default_factory=lambda: int(_env("RESERVOIR_SIZE", "20000")))
+    reassembly_ttl_s: int = field(default_factory=lambda: int(_env("REASSEMBLY_TTL_S", "86400")))
+    log_level: str = field(default_factory=lambda: _env("LOG_LEVEL", "INFO"))
+
+    def describe(self) -> dict[str, object]:
+        """The settings, safe to log (no secrets are fields of this class)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -1,0 +1,59 @@
+"""Wire contracts: JSON Schema validation of every topic's records (schemas/ at the repo root).
+
+Validation errors are reported by location and rule only (``$.chunk_index: minimum``), never with
+the offending value, so an error message is safe to log and to put on a dead-letter record.
+"""
+from __future__ import annotations
+
+import importlib.resources
+from functools import lru_cache
+from typing import Any
+
+import orjson
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+SCHEMA_PACKAGE = "anonstream.schemas"
+
+
+class RecordInvalid(ValueError):
+    """A record does not satisfy its topic's schema. The message names places and rules, not values."""
+
+
+@lru_cache(maxsize=1)
+def _registry() -> Registry:
+    resources = []
+    for entry in importlib.resources.files(SCHEMA_PACKAGE).iterdir():
+        if entry.name.endswith(".json"):
+            resource = Resource.from_contents(orjson.loads(entry.read_bytes()))
+            resources.append((entry.name, resource))
+            resources.append((resource.id(), resource))
+    return Registry().with_resources(resources)
+
+
+def schema_names() -> list[str]:
+    return sorted(name for name in _registry() if not name.startswith("http"))
+
+
+@lru_cache(maxsize=None)
+def validator(schema_name: str) -> Draft202012Validator:
+    schema = _registry()[schema_name].contents
+    base = schema["$id"].rsplit("/", 1)[0]
+    registry = _registry().with_resources(
+        (f"{base}/{name}", _registry()[name]) for name in schema_names()
+    )
+    return Draft202012Validator(schema, registry=registry)
+
+
+def _where(error) -> str:
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return f"${path}: {error.validator}"
+
+
+def validate(schema_name: str, record: Any) -> None:
+    """Raise RecordInvalid listing (at most five) violated rules of ``schema_name``."""
+    errors = sorted(validator(schema_name).iter_errors(record), key=lambda e: list(e.absolute_path))
+    if errors:
+        places = "; ".join(_where(e) for e in errors[:5])
+        more = f" (+{len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise RecordInvalid(f"{schema_name}: {places}{more}")

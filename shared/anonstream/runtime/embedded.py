@@ -1,0 +1,184 @@
+"""The embedded runner: every stage in one process, no broker, no Redis.
+
+Records move between stages as the same bytes the services exchange on Kafka and pass through the
+same ``StageDriver`` (decode, validate, process, validate outputs, dead-letter), so the embedded
+run and the service set share one code path; only the transport and the stores differ
+(in-process stores here, Redis in the services).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Iterable, Iterator
+
+from .. import serde, topics
+from ..config import Settings
+from ..stages.base import Emit, InputMessage, Stage, StageDriver
+from ..topics import Topic
+from .wiring import build_stages, in_memory_stores
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunReport:
+    documents_in: int = 0
+    documents_out: int = 0
+    dead_letters_by_stage: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    model_updates: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    audit: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "documents_in": self.documents_in,
+            "documents_out": self.documents_out,
+            "dead_letters_by_stage": dict(self.dead_letters_by_stage),
+            "model_updates": self.model_updates,
+            "seconds": round(self.seconds, 3),
+            "documents_per_second": round(self.documents_in / self.seconds, 3) if self.seconds else None,
+            "audit": self.audit,
+        }
+
+
+class EmbeddedPipeline:
+    """Routes each stage's outputs to the stages that consume that topic, batch by batch."""
+
+    def __init__(self, stages: list[Stage], prefix: str):
+        self.prefix = prefix
+        self.drivers = [StageDriver(stage, prefix) for stage in stages]
+        self.consumers: dict[str, list[StageDriver]] = defaultdict(list)
+        for driver in self.drivers:
+            for name in driver.input_topic_names():
+                self.consumers[name].append(driver)
+        self._offsets: dict[str, int] = defaultdict(int)
+
+    def _message(self, topic: Topic, key: str, value: bytes) -> InputMessage:
+        name = topics.name(topic, self.prefix)
+        offset = self._offsets[name]
+        self._offsets[name] += 1
+        return InputMessage(name, 0, offset, key.encode(), value)
+
+    def run_batch(self, raw_documents: list[tuple[str, bytes]]) -> list[Emit]:
+        """Push raw input records (key, bytes) through every stage; return every emit made."""
+        pending: dict[str, list[InputMessage]] = defaultdict(list)
+        pending[topics.name(topics.DOCUMENTS, self.prefix)] = [
+            self._message(topics.DOCUMENTS, key, value) for key, value in raw_documents
+        ]
+        return self._flow(pending)
+
+    def finish(self) -> list[Emit]:
+        """End of input: drain held records stage by stage (in pipeline order), flowing them on."""
+        emitted: list[Emit] = []
+        for driver in self.drivers:
+            drained = driver.drain()
+            driver.stage.after_produced(drained)
+            emitted.extend(drained)
+            emitted.extend(self._flow(self._as_messages(drained)))
+        return emitted
+
+    def tick(self, now: float) -> list[Emit]:
+        emitted: list[Emit] = []
+        for driver in self.drivers:
+            ticked = driver.tick(now)
+            driver.stage.after_produced(ticked)
+            emitted.extend(ticked)
+            emitted.extend(self._flow(self._as_messages(ticked)))
+        return emitted
+
+    def _as_messages(self, emits: Iterable[Emit]) -> dict[str, list[InputMessage]]:
+        pending: dict[str, list[InputMessage]] = defaultdict(list)
+        for emit in emits:
+            name = topics.name(emit.topic, self.prefix)
+            if name in self.consumers:
+                pending[name].append(self._message(emit.topic, emit.key, serde.dumps(emit.value)))
+        return pending
+
+    def _flow(self, pending: dict[str, list[InputMessage]]) -> list[Emit]:
+        """Run the drivers in pipeline order until no driver has input waiting. Every consumer
+        of a topic gets every message of it (like separate consumer groups)."""
+        queues: dict[int, list[InputMessage]] = defaultdict(list)
+
+        def enqueue(by_topic: dict[str, list[InputMessage]]) -> None:
+            for name, messages in by_topic.items():
+                for driver in self.consumers.get(name, []):
+                    queues[id(driver)].extend(messages)
+
+        enqueue(pending)
+        emitted: list[Emit] = []
+        while any(queues.values()):
+            for driver in self.drivers:
+                batch, queues[id(driver)] = queues[id(driver)], []
+                if not batch:
+                    continue
+                handled = driver.handle(batch)
+                outputs = handled.emits + handled.dead_letters
+                driver.stage.after_produced(outputs)
+                emitted.extend(outputs)
+                enqueue(self._as_messages(outputs))
+        return emitted
+
+
+def read_lines(handle: IO[bytes]) -> Iterator[tuple[str, bytes]]:
+    """Input lines as (key, raw bytes); the key is the line number (the document id is not
+    trusted before validation)."""
+    for number, line in enumerate(handle, start=1):
+        line = line.rstrip(b"\r\n")
+        if line.strip():
+            yield f"line-{number}", line
+
+
+def run(input_path: Path, output_path: Path, report_path: Path | None = None,
+        dead_letter_path: Path | None = None, settings: Settings | None = None,
+        batch_documents: int = 16, progress: bool = True) -> RunReport:
+    """Run the whole pipeline on a JSONL file of documents; write sanitized documents as JSONL."""
+    settings = settings or Settings()
+    stores = in_memory_stores(settings)
+    stages = build_stages(settings, stores)
+    pipeline = EmbeddedPipeline(stages, settings.topic_prefix)
+    dead_letter_path = dead_letter_path or output_path.with_suffix(".dead-letter.jsonl")
+    report = RunReport()
+    started = time.perf_counter()
+    total = sum(1 for line in input_path.open("rb") if line.strip())
+    with input_path.open("rb") as source, output_path.open("wb") as out, dead_letter_path.open("wb") as dlq:
+        bar = _progress(total, progress)
+
+        def write(emits: list[Emit]) -> None:
+            for emit in emits:
+                if emit.topic is topics.SANITIZED:
+                    out.write(serde.dumps(emit.value) + b"\n")
+                    report.documents_out += 1
+                elif emit.topic is topics.DEAD_LETTER:
+                    dlq.write(serde.dumps(emit.value) + b"\n")
+                    report.dead_letters_by_stage[emit.value["stage"]] += 1
+                elif emit.topic is topics.MODEL_UPDATES:
+                    report.model_updates.append(emit.value)
+
+        batch: list[tuple[str, bytes]] = []
+        for record in read_lines(source):
+            batch.append(record)
+            if len(batch) == batch_documents:
+                write(pipeline.run_batch(batch) + pipeline.tick(time.time()))
+                report.documents_in += len(batch)
+                bar.update(len(batch))
+                batch = []
+        if batch:
+            write(pipeline.run_batch(batch))
+            report.documents_in += len(batch)
+            bar.update(len(batch))
+        write(pipeline.finish())
+        bar.close()
+    report.seconds = time.perf_counter() - started
+    report.audit = next(s for s in stages if s.name == "audit").report()
+    if report_path is not None:
+        report_path.write_bytes(serde.dumps(report.as_dict()))
+    return report
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="doc", disable=not enabled or total < 20, desc="anonstream")

@@ -1,0 +1,79 @@
+"""Builds the stage cores with their stores: in-process stores for the embedded runner, Redis
+stores for the services. The stage classes are the same either way."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import Settings
+from ..pii.engine import InMemoryPseudonymStore, PiiEngine, PiiConfig, PseudonymStore
+from ..stages.audit import AuditStage
+from ..stages.base import Stage
+from ..stores import base
+
+STAGE_NAMES = ("ingest", "pii", "embed", "cluster", "refit", "swap", "sink", "audit")
+
+
+@dataclass
+class Stores:
+    pseudonyms: PseudonymStore
+    document_states: base.DocumentStateStore
+    pending: base.PendingChunks
+    registry: base.ModelRegistry
+    reservoir: base.Reservoir
+    counters: base.Counters
+
+
+def in_memory_stores(settings: Settings) -> Stores:
+    return Stores(
+        pseudonyms=InMemoryPseudonymStore(),
+        document_states=base.InMemoryDocumentState(),
+        pending=base.InMemoryPendingChunks(),
+        registry=base.InMemoryModelRegistry(),
+        reservoir=base.InMemoryReservoir(settings.reservoir_size),
+        counters=base.InMemoryCounters(),
+    )
+
+
+def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
+    """One stage core; heavy models (spaCy, the encoder) are loaded only by the stage needing them."""
+    if name == "ingest":
+        from ..stages.ingest import IngestStage
+
+        return IngestStage(settings.chunk_max_chars, settings.chunk_max_sentences)
+    if name == "pii":
+        from ..stages.pii import PiiStage
+
+        engine = PiiEngine.from_config(PiiConfig(spacy_model=settings.spacy_model))
+        return PiiStage(engine, stores.pseudonyms, stores.document_states, settings.tenant)
+    if name == "embed":
+        from ..embedding import Embedder
+        from ..stages.embed import EmbedStage
+
+        return EmbedStage(Embedder(settings.embed_model, settings.embed_batch))
+    if name == "cluster":
+        from ..stages.cluster import ClusterStage
+
+        return ClusterStage(stores.registry, settings.mixture_family, settings.mixture_k,
+                            settings.mixture_min_weight)
+    if name == "refit":
+        from ..stages.cluster import Refitter, RefitStage
+
+        return RefitStage(Refitter(stores.reservoir, stores.registry, settings.mixture_family,
+                                   settings.mixture_k, settings.mixture_min_weight,
+                                   settings.refit_interval_s, settings.refit_min_samples))
+    if name == "swap":
+        from ..stages.swap import PassThroughSwapStage
+
+        return PassThroughSwapStage()
+    if name == "sink":
+        from ..stages.sink import SinkStage
+
+        return SinkStage(stores.pending)
+    if name == "audit":
+        return AuditStage(stores.counters)
+    raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGE_NAMES)}")
+
+
+def build_stages(settings: Settings, stores: Stores) -> list[Stage]:
+    """All stages in pipeline order (the embedded runner's order of work)."""
+    return [build_stage(name, settings, stores) for name in STAGE_NAMES]

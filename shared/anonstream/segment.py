@@ -1,0 +1,81 @@
+"""Sentence splitting and chunking (the ingest stage's text core).
+
+Sentences come from spaCy's rule-based ``sentencizer`` run per paragraph (a blank line or a line
+break always ends a sentence), so headings and list items stay separate. Chunks are runs of
+consecutive sentences; a chunk closes before it would exceed ``max_chars`` or ``max_sentences``, and
+at a paragraph break once it holds at least half of ``max_chars``. Chunk boundaries are sentence
+starts, and the whitespace after a sentence stays with it, so the chunks partition the text exactly.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+_PARAGRAPH = re.compile(r"[^\n]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    start: int
+    end: int  # end of the sentence's last non-space character
+    paragraph_start: bool  # the first sentence of a paragraph (after a blank line)
+
+
+@lru_cache(maxsize=1)
+def _sentencizer():
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    nlp = _sentencizer()
+    sentences: list[Sentence] = []
+    previous_end = 0
+    for line in _PARAGRAPH.finditer(text):
+        if not line.group().strip():
+            continue
+        blank_before = "\n\n" in text[previous_end:line.start()] or not sentences
+        doc = nlp(line.group())
+        for i, sent in enumerate(doc.sents):
+            stripped = sent.text.strip()
+            if not stripped:
+                continue
+            start = line.start() + sent.start_char + (len(sent.text) - len(sent.text.lstrip()))
+            sentences.append(Sentence(start, start + len(stripped), blank_before and i == 0))
+        previous_end = line.end()
+    return sentences
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSpan:
+    start: int
+    end: int
+    sentence_count: int
+
+
+def chunk_spans(text: str, max_chars: int, max_sentences: int) -> list[ChunkSpan]:
+    """Partition ``text`` into chunks of whole sentences (see the module docstring)."""
+    sentences = split_sentences(text)
+    if not sentences:
+        return [ChunkSpan(0, len(text), 0)]
+    starts: list[tuple[int, int]] = []  # (chunk start sentence index, count)
+    first, count = 0, 0
+    for i, sentence in enumerate(sentences):
+        if count:
+            size = sentence.end - sentences[first].start
+            half_full = sentences[i - 1].end - sentences[first].start >= max_chars // 2
+            if size > max_chars or count >= max_sentences or (sentence.paragraph_start and half_full):
+                starts.append((first, count))
+                first, count = i, 0
+        count += 1
+    starts.append((first, count))
+    spans = []
+    for n, (index, count) in enumerate(starts):
+        start = 0 if n == 0 else sentences[index].start
+        end = len(text) if n == len(starts) - 1 else sentences[starts[n + 1][0]].start
+        spans.append(ChunkSpan(start, end, count))
+    return spans

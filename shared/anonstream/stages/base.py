@@ -1,0 +1,184 @@
+"""The stage contract and the driver that both shells (Kafka service, embedded runner) call.
+
+A stage core is a plain class: records in, records out, no Kafka, no Redis (stateful stages get
+their state through small store interfaces). ``StageDriver.handle`` is the one code path from raw
+input bytes to validated output records and dead letters; the Kafka service and the embedded runner
+differ only in where the bytes come from and where the results go.
+"""
+from __future__ import annotations
+
+import base64
+import logging
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .. import contracts, serde, topics
+from ..topics import Topic
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Emit:
+    """One output record: where it goes, its idempotency key, the key that picks its partition
+    (the document id, so all records of a document stay in order on one partition), its value."""
+
+    topic: Topic
+    key: str
+    partition_key: str
+    value: dict[str, Any]
+
+
+@dataclass(slots=True)
+class InputMessage:
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+
+
+@dataclass(slots=True)
+class Handled:
+    emits: list[Emit] = field(default_factory=list)
+    dead_letters: list[Emit] = field(default_factory=list)
+
+
+class Stage(ABC):
+    """A stage core. ``process`` returns, per input record, its outputs or the exception that
+    rejected it (one bad record never takes its batch down)."""
+
+    name: str
+    version: str
+    inputs: tuple[Topic, ...]
+
+    def decode(self, topic: Topic, obj: dict[str, Any]) -> Any:
+        """Turn a validated wire dict into the core's input type (default: the dict itself)."""
+        return obj
+
+    @abstractmethod
+    def process(self, items: Sequence[tuple[Topic, Any]]) -> list[list[Emit] | Exception]:
+        """Process a batch; one entry per input item, in order."""
+
+    def tick(self, now: float) -> list[Emit]:
+        """Time-driven outputs (expired waits, periodic snapshots). Default: none."""
+        return []
+
+    def drain(self) -> list[Emit]:
+        """End of input (embedded runner): release whatever is still held. Default: none."""
+        return []
+
+    def after_produced(self, emits: Sequence[Emit]) -> None:
+        """Called by the shell once ``emits`` are acknowledged by the broker and before the input
+        offsets are committed: the place for state changes that must not precede the produce
+        (e.g. forgetting a reassembled document). Default: nothing."""
+
+
+class StageFailed(RuntimeError):
+    """Processing raised for this record (the class and message of the cause are kept)."""
+
+
+def dead_letter(stage: Stage, message: InputMessage, error: BaseException) -> Emit:
+    """A dead-letter record: original bytes plus where they came from and why they failed.
+
+    Only the exception class and message are kept; messages of our own errors never quote input
+    (contracts.RecordInvalid names places, not values); foreign exception messages are cut short.
+    """
+    text = str(error)
+    if not isinstance(error, contracts.RecordInvalid):
+        text = text[:300]
+    value = {
+        "stage": stage.name,
+        "stage_version": stage.version,
+        "error_class": type(error).__name__,
+        "error_message": text,
+        "source": {
+            "topic": message.topic,
+            "partition": message.partition,
+            "offset": message.offset,
+            "key_b64": None if message.key is None else base64.b64encode(message.key).decode(),
+        },
+        "original_b64": base64.b64encode(message.value or b"").decode(),
+        "failed_at": time.time(),
+    }
+    key = f"{message.topic}|{message.partition}|{message.offset}|{stage.name}@{stage.version}"
+    return Emit(topics.DEAD_LETTER, key, key, value)
+
+
+class StageDriver:
+    """Decode → validate → process → validate outputs, for a batch of raw messages."""
+
+    def __init__(self, stage: Stage, topic_prefix: str):
+        self.stage = stage
+        self._by_name = {topics.name(t, topic_prefix): t for t in stage.inputs}
+
+    def input_topic_names(self) -> list[str]:
+        return list(self._by_name)
+
+    def handle(self, messages: Sequence[InputMessage]) -> Handled:
+        out = Handled()
+        accepted: list[tuple[InputMessage, Topic, Any]] = []
+        for message in messages:
+            try:
+                topic = self._by_name[message.topic]
+                if message.value is None:
+                    raise contracts.RecordInvalid("record has no value (tombstone)")
+                try:
+                    obj = serde.loads(message.value)
+                except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
+                    raise contracts.RecordInvalid(f"not JSON: {exc.__class__.__name__}") from None
+                contracts.validate(topic.schema, obj)
+                accepted.append((message, topic, self.stage.decode(topic, obj)))
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a dead letter
+                out.dead_letters.append(self._reject(message, exc))
+        if not accepted:
+            return out
+        results = self._process(accepted)
+        for (message, _, _), result in zip(accepted, results):
+            if isinstance(result, Exception):
+                out.dead_letters.append(self._reject(message, result))
+                continue
+            try:
+                for emit in result:
+                    contracts.validate(emit.topic.schema, emit.value)
+            except contracts.RecordInvalid as exc:
+                out.dead_letters.append(self._reject(message, exc))
+                continue
+            out.emits.extend(result)
+        return out
+
+    def tick(self, now: float) -> list[Emit]:
+        return self._checked(self.stage.tick(now))
+
+    def drain(self) -> list[Emit]:
+        return self._checked(self.stage.drain())
+
+    @staticmethod
+    def _checked(emits: list[Emit]) -> list[Emit]:
+        """Outputs not tied to an input record: an invalid one is a bug, so it raises."""
+        for emit in emits:
+            contracts.validate(emit.topic.schema, emit.value)
+        return emits
+
+    def _process(self, accepted: list[tuple[InputMessage, Topic, Any]]) -> list[list[Emit] | Exception]:
+        items = [(topic, item) for _, topic, item in accepted]
+        try:
+            return self.stage.process(items)
+        except Exception:  # noqa: BLE001 - isolate the record that broke the batch
+            log.warning("stage %s: batch of %d failed, retrying one by one", self.stage.name, len(items))
+            results: list[list[Emit] | Exception] = []
+            for item in items:
+                try:
+                    results.extend(self.stage.process([item]))
+                except Exception as exc:  # noqa: BLE001
+                    results.append(exc)
+            return results
+
+    def _reject(self, message: InputMessage, error: Exception) -> Emit:
+        log.warning(
+            "stage %s: dead-lettered %s[%d]@%d: %s",
+            self.stage.name, message.topic, message.partition, message.offset, type(error).__name__,
+        )
+        return dead_letter(self.stage, message, error)

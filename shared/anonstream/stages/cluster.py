@@ -1,0 +1,180 @@
+"""cluster: assign each chunk to a component of the current spherical mixture (paper 000 §2.2).
+
+The model comes from a ``ModelRegistry``; the stage checks the current version on every batch and
+hot-swaps when it changed. With no model yet it fits a bootstrap model on the batch and publishes
+it. When the registry cannot be reached it keeps assigning with its cached model and counts the
+batches it did so (``registry_unavailable``), for the service's metrics.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import topics
+from ..mixture.em import fit_mixture
+from ..mixture.model import SphericalMixture
+from ..records import Chunk
+from ..stores.base import ModelRegistry, StoreUnavailable
+from .base import Emit, Stage
+from .ingest import chunk_emit
+
+log = logging.getLogger(__name__)
+
+
+def model_info(model: SphericalMixture, reason: str) -> dict[str, Any]:
+    """The registry/model-update description of a model (schemas/model-update.v1.json)."""
+    return {
+        "family": model.family.value,
+        "k": int(model.k),
+        "d": int(model.dim),
+        "n_train": int(model.n_train),
+        "train_loglik": float(model.train_loglik),
+        "created_at": float(model.created_at),
+        "embedding_model": model.embedding_model,
+        "reason": reason,
+    }
+
+
+def fit_checked(X: np.ndarray, family: str, k: int, min_weight: float, embedding_model: str,
+                warm_start: np.ndarray | None = None) -> SphericalMixture:
+    """Fit with K capped by the data (at least 4 points per component); raise if the result fails
+    its sanity checks, so a broken model is never published."""
+    k = max(1, min(k, len(X) // 4))
+    init = warm_start if warm_start is not None and len(warm_start) == k else "kmeans++"
+    model = fit_mixture(X, family, k, min_weight=min_weight, init=init, embedding_model=embedding_model)
+    errors = model.sanity_errors()
+    if errors:
+        raise ValueError(f"fitted model failed sanity checks: {errors}")
+    return model
+
+
+def model_update_emit(event: dict[str, Any]) -> Emit:
+    key = f"model|{event['version']}"
+    return Emit(topics.MODEL_UPDATES, key, key, event)
+
+
+class ClusterStage(Stage):
+    name = "cluster"
+    version = "1"
+    inputs = (topics.CHUNKS_EMBEDDED,)
+
+    def __init__(self, registry: ModelRegistry, family: str = "pkb", k: int = 8, min_weight: float = 1e-3):
+        self.registry = registry
+        self.family = family
+        self.k = k
+        self.min_weight = min_weight
+        self.model: SphericalMixture | None = None
+        self.model_version: int | None = None
+        self.registry_unavailable = 0
+        self.swaps = 0
+
+    def decode(self, topic, obj: dict[str, Any]) -> Chunk:
+        return Chunk.from_wire(obj)
+
+    def refresh(self) -> None:
+        """Load the registry's current version if it is newer than ours (hot swap)."""
+        try:
+            current = self.registry.current_version()
+            if current is not None and current != self.model_version:
+                stored = self.registry.load(current)
+                if stored is not None:
+                    self.model = SphericalMixture.from_bytes(stored.model_bytes)
+                    self.model_version = current
+                    self.swaps += 1
+                    log.info("cluster: now on model version %d (k=%d)", current, self.model.k)
+        except StoreUnavailable:
+            self.registry_unavailable += 1
+            if self.model is None:
+                raise
+            log.warning("cluster: model registry unreachable, keeping version %s", self.model_version)
+
+    def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
+        chunks = [chunk for _, chunk in items]
+        X = np.asarray([c.embedding["vector"] for c in chunks], dtype=np.float32)
+        self.refresh()
+        updates = [] if self.model is not None else [self._bootstrap(X, chunks[0].embedding["model"])]
+        if X.shape[1] != self.model.dim:
+            raise ValueError(f"embedding dim {X.shape[1]} != model dim {self.model.dim}")
+        labels, posterior, log_density = self.model.assign(X)
+        out: list[list[Emit] | Exception] = []
+        for chunk, label, p, ld in zip(chunks, labels, posterior, log_density):
+            chunk.cluster = {"model_version": self.model_version, "component": int(label),
+                             "posterior": float(p), "log_density": float(ld)}
+            chunk.lineage[self.name] = self.version
+            out.append([chunk_emit(topics.CHUNKS_CLUSTERED, chunk)])
+        out[0][:0] = updates
+        return out
+
+    def _bootstrap(self, X: np.ndarray, embedding_model: str) -> Emit:
+        model = fit_checked(X, self.family, self.k, self.min_weight, embedding_model)
+        info = model_info(model, "bootstrap")
+        self.model_version = self.registry.publish(model.to_bytes(), info)
+        self.model = model
+        log.info("cluster: bootstrapped model version %d on %d chunks", self.model_version, len(X))
+        return model_update_emit({**info, "version": self.model_version})
+
+
+class Refitter:
+    """refit's core: a reservoir of recent embeddings, refitted every ``interval_s`` seconds once it
+    holds ``min_samples`` rows; warm-started from the current model."""
+
+    def __init__(self, reservoir, registry: ModelRegistry, family: str, k: int, min_weight: float,
+                 interval_s: float, min_samples: int, clock=time.monotonic):
+        self.reservoir = reservoir
+        self.registry = registry
+        self.family = family
+        self.k = k
+        self.min_weight = min_weight
+        self.interval_s = interval_s
+        self.min_samples = min_samples
+        self.clock = clock
+        self.last_fit = clock()
+        self.embedding_model = ""
+
+    def observe(self, chunks: Sequence[Chunk]) -> None:
+        if chunks:
+            self.embedding_model = chunks[0].embedding["model"]
+            self.reservoir.add(np.asarray([c.embedding["vector"] for c in chunks], dtype=np.float32))
+
+    def maybe_refit(self, force: bool = False) -> dict[str, Any] | None:
+        """Refit and publish if due; return the model-update event or None."""
+        if not force and self.clock() - self.last_fit < self.interval_s:
+            return None
+        X = self.reservoir.sample()
+        if len(X) < self.min_samples:
+            return None
+        self.last_fit = self.clock()
+        warm = None
+        current = self.registry.current_version()
+        if current is not None and (stored := self.registry.load(current)) is not None:
+            warm = SphericalMixture.from_bytes(stored.model_bytes).mu
+        model = fit_checked(X, self.family, self.k, self.min_weight, self.embedding_model, warm)
+        info = model_info(model, "scheduled refit")
+        version = self.registry.publish(model.to_bytes(), info)
+        log.info("refit: published model version %d (n=%d, k=%d)", version, len(X), model.k)
+        return {**info, "version": version}
+
+
+class RefitStage(Stage):
+    """refit as a stage: every embedded chunk feeds the reservoir; ``tick`` refits when due."""
+
+    name = "refit"
+    version = "1"
+    inputs = (topics.CHUNKS_EMBEDDED,)
+
+    def __init__(self, refitter: Refitter):
+        self.refitter = refitter
+
+    def decode(self, topic, obj: dict[str, Any]) -> Chunk:
+        return Chunk.from_wire(obj)
+
+    def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
+        self.refitter.observe([chunk for _, chunk in items])
+        return [[] for _ in items]
+
+    def tick(self, now: float) -> list[Emit]:
+        event = self.refitter.maybe_refit()
+        return [] if event is None else [model_update_emit(event)]

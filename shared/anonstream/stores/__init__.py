@@ -1,0 +1,1 @@
+"""Store implementations (in-memory and Redis) behind the stage cores' small interfaces."""
