@@ -20,7 +20,9 @@
 | ANONSTREAM_REFIT_MIN_SAMPLES | 32 | smallest reservoir that is refitted |
 | ANONSTREAM_RESERVOIR_SIZE | 20000 | embeddings kept for refits |
 | ANONSTREAM_REASSEMBLY_TTL_S | 86400 | how long a partial document waits in the sink |
-| ANONSTREAM_PSEUDONYM_KEY | (required by services) | HMAC key of pseudonyms (secret) |
+| ANONSTREAM_PSEUDONYM_KEY | (required by the pii service) | HMAC key of pseudonyms (secret; never a field here) |
+| ANONSTREAM_PSEUDONYM_TTL_S | 31536000 | how long an entity keeps its pseudonym in Redis |
+| ANONSTREAM_REPLICATION | 1 | replication factor of the topics `anonstream topics create` makes |
 | ANONSTREAM_LOG_LEVEL | INFO | log level |
 """
 from __future__ import annotations
@@ -53,6 +55,8 @@ class Settings:
     refit_min_samples: int = field(default_factory=lambda: int(_env("REFIT_MIN_SAMPLES", "32")))
     reservoir_size: int = field(default_factory=lambda: int(_env("RESERVOIR_SIZE", "20000")))
     reassembly_ttl_s: int = field(default_factory=lambda: int(_env("REASSEMBLY_TTL_S", "86400")))
+    pseudonym_ttl_s: int = field(default_factory=lambda: int(_env("PSEUDONYM_TTL_S", "31536000")))
+    replication: int = field(default_factory=lambda: int(_env("REPLICATION", "1")))
     log_level: str = field(default_factory=lambda: _env("LOG_LEVEL", "INFO"))
 
     def describe(self) -> dict[str, object]:

@@ -77,3 +77,25 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
 def build_stages(settings: Settings, stores: Stores) -> list[Stage]:
     """All stages in pipeline order (the embedded runner's order of work)."""
     return [build_stage(name, settings, stores) for name in STAGE_NAMES]
+
+
+def redis_stores(settings: Settings, stage_name: str) -> Stores:
+    """The services' stores (Redis). Only the pii stage needs the pseudonym key (a secret, from
+    the environment); it refuses to start without one."""
+    from ..stores import redis_state
+
+    client = redis_state.connect(settings.redis_url)
+    pseudonyms: PseudonymStore = InMemoryPseudonymStore()
+    if stage_name == "pii":
+        from ..stores.redis_pseudonyms import RedisPseudonymStore
+
+        pseudonyms = RedisPseudonymStore(client, ttl_s=settings.pseudonym_ttl_s, tenant=settings.tenant)
+    return Stores(
+        pseudonyms=pseudonyms,
+        document_states=redis_state.RedisDocumentState(client, settings.tenant, "pii-doc",
+                                                       settings.reassembly_ttl_s),
+        pending=redis_state.RedisPendingChunks(client, settings.tenant, settings.reassembly_ttl_s),
+        registry=redis_state.RedisModelRegistry(client, settings.tenant),
+        reservoir=redis_state.RedisReservoir(client, settings.tenant, settings.reservoir_size),
+        counters=redis_state.RedisCounters(client, settings.tenant),
+    )

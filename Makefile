@@ -1,0 +1,44 @@
+# anonstream — the two commands: `make demo` and `make test` (each sets up what it needs).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_OUT := out/demo
+
+.PHONY: setup demo test unit integration up down bench clean
+
+setup: $(STAMP)
+
+# The venv is rebuilt when pyproject.toml changes. pip's cache keeps re-installs cheap (torch is large).
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
+	$(BIN)/pip install --quiet -e '.[test]'
+	@touch $@
+
+demo: setup
+	@mkdir -p $(DEMO_OUT)
+	$(BIN)/anonstream run --input data/sample/tab-train-100.jsonl --output $(DEMO_OUT)/sanitized.jsonl --report $(DEMO_OUT)/report.json
+	@echo "sanitized documents: $(DEMO_OUT)/sanitized.jsonl"
+	@echo "report:              $(DEMO_OUT)/report.json"
+	@echo "dead letters:        $(DEMO_OUT)/sanitized.dead-letter.jsonl"
+
+# Unit and integration tests; starts Kafka and Redis (deploy/infra.sh) and stops them afterwards.
+test: setup
+	deploy/run-tests.sh
+
+unit: setup
+	$(BIN)/python -m pytest -q tests/unit
+
+up: setup
+	deploy/services.sh up
+
+down:
+	deploy/services.sh down
+
+bench: setup
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf out .run .pytest_cache

@@ -1,0 +1,125 @@
+"""The service shell: one stage core between two Kafka topics, at-least-once.
+
+Loop, per batch (the commit order is the whole guarantee, so it is spelled out here):
+  1. poll a batch of records (``getmany``); nothing is committed yet;
+  2. run the stage core in a worker thread (the event loop keeps the group heartbeats going);
+  3. send every output and every dead letter, then wait until the broker has acknowledged all of
+     them (acks=all, idempotent producer);
+  4. tell the stage its outputs are durable (``after_produced``: e.g. the sink forgets a document);
+  5. commit, per partition, the offset after the last record of the batch.
+A crash before 5 re-delivers the batch; outputs carry idempotency keys (document id, chunk index,
+stage versions), so consumers see duplicates at worst, never a gap. A failed produce stops the
+service without committing (it restarts and re-processes) rather than skipping records.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections import Counter
+from typing import Sequence
+
+from aiokafka.errors import CommitFailedError
+
+from .. import serde, topics
+from ..config import Settings
+from ..stages.base import Emit, InputMessage, StageDriver
+from . import kafka
+from .wiring import build_stage, redis_stores
+
+log = logging.getLogger(__name__)
+
+BATCH_MAX_RECORDS = {"embed": 64, "pii": 16}  # others: DEFAULT_BATCH
+DEFAULT_BATCH = 100
+TICK_EVERY_S = 1.0
+STATS_EVERY_S = 30.0
+
+
+class StageService:
+    def __init__(self, driver: StageDriver, settings: Settings):
+        self.driver = driver
+        self.settings = settings
+        self.stage = driver.stage
+        self.partitioner = kafka.DocumentPartitioner()
+        self.stats: Counter[str] = Counter()
+        self._stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> None:
+        group = f"{self.settings.topic_prefix}.{self.stage.name}"
+        consumer = kafka.consumer(self.settings, self.driver.input_topic_names(), group)
+        producer = kafka.producer(self.settings)
+        await producer.start()
+        await consumer.start()
+        log.info("service %s@%s: consuming %s as group %s", self.stage.name, self.stage.version,
+                 ",".join(self.driver.input_topic_names()), group)
+        loop = asyncio.get_running_loop()
+        last_tick = last_stats = 0.0
+        max_records = BATCH_MAX_RECORDS.get(self.stage.name, DEFAULT_BATCH)
+        try:
+            while not self._stopping.is_set():
+                batches = await consumer.getmany(timeout_ms=500, max_records=max_records)
+                messages = [InputMessage(m.topic, m.partition, m.offset, m.key, m.value)
+                            for records in batches.values() for m in records]
+                if messages:
+                    handled = await loop.run_in_executor(None, self.driver.handle, messages)
+                    outputs = handled.emits + handled.dead_letters
+                    await self._produce(producer, outputs)
+                    self.stage.after_produced(outputs)
+                    await self._commit(consumer, {tp: records[-1].offset + 1 for tp, records in batches.items()})
+                    self.stats.update(consumed=len(messages), produced=len(handled.emits),
+                                      dead_lettered=len(handled.dead_letters))
+                now = time.time()
+                if now - last_tick >= TICK_EVERY_S:
+                    last_tick = now
+                    ticked = await loop.run_in_executor(None, self.driver.tick, now)
+                    await self._produce(producer, ticked)
+                    self.stage.after_produced(ticked)
+                    self.stats.update(produced=len(ticked))
+                if now - last_stats >= STATS_EVERY_S:
+                    last_stats = now
+                    log.info("service %s: %s", self.stage.name, dict(self.stats))  # counts only, never text
+        finally:
+            await consumer.stop()
+            await producer.stop()
+            log.info("service %s stopped: %s", self.stage.name, dict(self.stats))
+
+    async def _produce(self, producer, emits: Sequence[Emit]) -> None:
+        """Send all, then wait for every acknowledgement (step 3)."""
+        if not emits:
+            return
+        futures = []
+        for emit in emits:
+            name = topics.name(emit.topic, self.settings.topic_prefix)
+            partitions = sorted(await producer.partitions_for(name))
+            futures.append(await producer.send(
+                name, serde.dumps(emit.value), key=emit.key.encode(),
+                partition=self.partitioner(emit.partition_key, partitions)))
+        await asyncio.gather(*futures)
+
+    async def _commit(self, consumer, offsets) -> None:
+        """Step 5. A commit refused because the group rebalanced is not an error: the records
+        will be delivered again to whoever owns the partitions now (at-least-once)."""
+        try:
+            await consumer.commit(offsets)
+        except CommitFailedError:
+            log.warning("service %s: commit refused after a rebalance; batch will be re-delivered",
+                        self.stage.name)
+
+
+def run_service(name: str, settings: Settings) -> int:
+    stores = redis_stores(settings, name)
+    stage = build_stage(name, settings, stores)
+    service = StageService(StageDriver(stage, settings.topic_prefix), settings)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, service.stop)
+        await service.run()
+
+    asyncio.run(main())
+    return 0

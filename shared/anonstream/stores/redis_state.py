@@ -1,0 +1,182 @@
+"""Redis implementations of the stage stores (services use these; see stores/base.py).
+
+Every key lives under ``anonstream:{tenant}:`` so tenants never see each other's state. Redis
+connection failures surface as ``StoreUnavailable``.
+"""
+from __future__ import annotations
+
+import functools
+import random
+from typing import Any
+
+import numpy as np
+import redis
+
+from .. import serde
+from .base import (Counters, DocumentStateStore, ModelRegistry, ModelVersion, PendingChunks, Reservoir,
+                   StoreUnavailable)
+
+
+def connect(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5, health_check_interval=30)
+
+
+def _unavailable_on_connection_error(method):
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise StoreUnavailable(f"redis: {type(exc).__name__}") from exc
+
+    return wrapper
+
+
+class _RedisStore:
+    def __init__(self, client: redis.Redis, tenant: str, area: str):
+        self.r = client
+        self.prefix = f"anonstream:{tenant}:{area}"
+
+    def key(self, *parts: object) -> str:
+        return ":".join([self.prefix, *map(str, parts)])
+
+
+class RedisDocumentState(_RedisStore, DocumentStateStore):
+    def __init__(self, client: redis.Redis, tenant: str, area: str, ttl_s: int):
+        super().__init__(client, tenant, area)
+        self.ttl_s = ttl_s
+
+    @_unavailable_on_connection_error
+    def get(self, doc_id: str) -> dict[str, Any] | None:
+        raw = self.r.get(self.key(doc_id))
+        return None if raw is None else serde.loads(raw)
+
+    @_unavailable_on_connection_error
+    def put(self, doc_id: str, state: dict[str, Any]) -> None:
+        self.r.set(self.key(doc_id), serde.dumps(state), ex=self.ttl_s)
+
+    @_unavailable_on_connection_error
+    def delete(self, doc_id: str) -> None:
+        self.r.delete(self.key(doc_id))
+
+
+class RedisPendingChunks(_RedisStore, PendingChunks):
+    """A hash per document (field = chunk index); emitted documents are remembered for ``ttl_s``."""
+
+    def __init__(self, client: redis.Redis, tenant: str, ttl_s: int):
+        super().__init__(client, tenant, "sink")
+        self.ttl_s = ttl_s
+
+    @_unavailable_on_connection_error
+    def add(self, doc_id: str, chunk_index: int, chunk_count: int, chunk: dict[str, Any]) -> int:
+        key = self.key("pending", doc_id)
+        pipe = self.r.pipeline()
+        pipe.hset(key, str(chunk_index), serde.dumps(chunk))
+        pipe.expire(key, self.ttl_s)
+        pipe.hlen(key)
+        return int(pipe.execute()[-1])
+
+    @_unavailable_on_connection_error
+    def take(self, doc_id: str) -> list[dict[str, Any]]:
+        stored = self.r.hgetall(self.key("pending", doc_id))
+        return [serde.loads(stored[i]) for i in sorted(stored, key=int)]
+
+    @_unavailable_on_connection_error
+    def mark_emitted(self, doc_id: str, fingerprint: str) -> bool:
+        pipe = self.r.pipeline()
+        pipe.set(self.key("emitted", doc_id, fingerprint), 1, nx=True, ex=self.ttl_s)
+        pipe.delete(self.key("pending", doc_id))
+        return bool(pipe.execute()[0])
+
+    @_unavailable_on_connection_error
+    def was_emitted(self, doc_id: str, fingerprint: str) -> bool:
+        return bool(self.r.exists(self.key("emitted", doc_id, fingerprint)))
+
+
+class RedisModelRegistry(_RedisStore, ModelRegistry):
+    """Versions in hashes ``model:{v}`` (fields ``bytes``, ``info``); ``model:current`` points to the
+    live one. The new hash, the pointer move and the pruning happen in one MULTI/EXEC transaction,
+    so a reader following the pointer always finds a complete model."""
+
+    def __init__(self, client: redis.Redis, tenant: str, keep: int = 5):
+        super().__init__(client, tenant, "mixture")
+        self.keep = keep
+
+    @_unavailable_on_connection_error
+    def current_version(self) -> int | None:
+        raw = self.r.get(self.key("model", "current"))
+        return None if raw is None else int(raw)
+
+    @_unavailable_on_connection_error
+    def load(self, version: int) -> ModelVersion | None:
+        stored = self.r.hgetall(self.key("model", version))
+        if not stored:
+            return None
+        return ModelVersion(version, stored[b"bytes"], serde.loads(stored[b"info"]))
+
+    @_unavailable_on_connection_error
+    def publish(self, model_bytes: bytes, info: dict[str, Any]) -> int:
+        version = int(self.r.incr(self.key("model", "seq")))
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(self.key("model", version), mapping={"bytes": model_bytes,
+                                                       "info": serde.dumps({**info, "version": version})})
+        pipe.set(self.key("model", "current"), version)
+        for old in range(max(1, version - self.keep - 5), version - self.keep + 1):
+            pipe.delete(self.key("model", old))
+        pipe.execute()
+        return version
+
+
+class RedisReservoir(_RedisStore, Reservoir):
+    """Reservoir sampling (algorithm R) over a Redis list of float32 rows: restart-safe and shared
+    by refit workers; ``seen`` is claimed with INCRBY so concurrent writers get distinct indices."""
+
+    def __init__(self, client: redis.Redis, tenant: str, capacity: int, seed: int | None = None):
+        super().__init__(client, tenant, "reservoir")
+        self.capacity = capacity
+        self._rng = random.Random(seed)
+
+    @_unavailable_on_connection_error
+    def add(self, vectors: np.ndarray) -> None:
+        rows = np.asarray(vectors, dtype=np.float32)
+        if not len(rows):
+            return
+        last_seen = int(self.r.incrby(self.key("seen"), len(rows)))
+        first_seen = last_seen - len(rows) + 1
+        pipe = self.r.pipeline()
+        for seen, row in zip(range(first_seen, last_seen + 1), rows):
+            if seen <= self.capacity:
+                pipe.rpush(self.key("rows"), row.tobytes())
+            else:
+                slot = self._rng.randrange(seen)
+                if slot < self.capacity:
+                    pipe.lset(self.key("rows"), slot, row.tobytes())
+        pipe.execute()
+
+    @_unavailable_on_connection_error
+    def sample(self) -> np.ndarray:
+        rows = self.r.lrange(self.key("rows"), 0, -1)
+        if not rows:
+            return np.empty((0, 0), dtype=np.float32)
+        return np.stack([np.frombuffer(row, dtype=np.float32) for row in rows])
+
+    @_unavailable_on_connection_error
+    def seen(self) -> int:
+        return int(self.r.get(self.key("seen")) or 0)
+
+
+class RedisCounters(_RedisStore, Counters):
+    def __init__(self, client: redis.Redis, tenant: str, area: str = "audit"):
+        super().__init__(client, tenant, area)
+
+    @_unavailable_on_connection_error
+    def incr(self, deltas: dict[str, int]) -> None:
+        if deltas:
+            pipe = self.r.pipeline()
+            for name, delta in deltas.items():
+                pipe.hincrby(self.key("counters"), name, delta)
+            pipe.execute()
+
+    @_unavailable_on_connection_error
+    def snapshot(self) -> dict[str, int]:
+        return {k.decode(): int(v) for k, v in self.r.hgetall(self.key("counters")).items()}
