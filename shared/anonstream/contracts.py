@@ -47,6 +47,9 @@ def validator(schema_name: str) -> Draft202012Validator:
 
 def _where(error) -> str:
     path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = ",".join(p for p in error.validator_value if p not in error.instance)
+        return f"${path}: required ({missing})"  # names from the schema, not from the record
     return f"${path}: {error.validator}"
 
 
