@@ -1,0 +1,280 @@
+"""Release configuration of the swap stage: the paper's decision variables R = (r, NEC_1..NEC_p, C)
+(paper 000, §2.3, eq. 2.4), plus what the streaming version needs (rare threshold, pool bounds,
+fallback) and the superpopulation size N of the risk audit (§2.4.3, eq. 2.14).
+
+A release file is YAML validated against ``schemas/release.v1.json``; ``Release.version`` is a hash
+of its normalized content (defaults filled in, category mapping version included), so two files that
+mean the same release have the same version, and every output record echoes it (``to_echo``).
+
+Category statuses (§2.3): **S** swapped between paired chunks, **F** must stay fixed, **C** must
+change (replaced by the category placeholder, e.g. ``[Event]``), **U** neither (left as it is),
+**G** generalized (replaced by a coarser value through the category's pluggable generalizer; e.g.
+dates to month/year). Constraints C of the paper (different documents, same cluster) are built into
+the pairing (``pairing.py``), not configured.
+
+Category mapping (detector output → release category). The OntoNotes label (``EntitySpan.subtype``,
+kept by the pii stage's spaCy recognizer, see ``pii/ner.py``) decides when it is known; otherwise the
+TAB type (``EntitySpan.type``) does:
+
+| category     | OntoNotes subtype                    | TAB type (no/unknown subtype) | paper §3.1.4 |
+| ------------ | ------------------------------------ | ----------------------------- | ------------ |
+| Organization | ORG                                  | ORG                           | yes          |
+| Person       | PERSON                               | PERSON                        | yes          |
+| Event        | EVENT                                | –                             | yes          |
+| Product      | PRODUCT                              | –                             | yes          |
+| Location     | GPE, LOC, FAC                        | LOC                           | yes          |
+| Date         | DATE, TIME                           | DATETIME                      | yes          |
+| Demographic  | NORP, LANGUAGE                       | DEM                           | no (extra)   |
+| Quantity     | MONEY, PERCENT, QUANTITY, CARDINAL, ORDINAL | QUANTITY               | no (extra)   |
+| Code         | EMAIL, URL, PHONE, IBAN, CARD, IP    | CODE                          | no (extra)   |
+| Misc         | WORK_OF_ART, LAW                     | MISC                          | no (extra)   |
+
+The four extra categories make every detected entity part of the chunk tuple (they default to U and
+then only count towards the validity of a swap, §2.1).
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.resources
+import json
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from ..records import EntitySpan
+from .generalize import Generalizer, build_generalizer
+
+SCHEMA_NAME = "release.v1"
+MAPPING_VERSION = "1"
+PAPER_CATEGORIES = ("Organization", "Person", "Event", "Product", "Location", "Date")
+CATEGORIES = PAPER_CATEGORIES + ("Demographic", "Quantity", "Code", "Misc")
+STATUSES = ("S", "F", "C", "U", "G")
+
+SUBTYPE_TO_CATEGORY: dict[str, str] = {
+    "ORG": "Organization",
+    "PERSON": "Person",
+    "EVENT": "Event",
+    "PRODUCT": "Product",
+    "GPE": "Location", "LOC": "Location", "FAC": "Location",
+    "DATE": "Date", "TIME": "Date",
+    "NORP": "Demographic", "LANGUAGE": "Demographic",
+    "MONEY": "Quantity", "PERCENT": "Quantity", "QUANTITY": "Quantity", "CARDINAL": "Quantity",
+    "ORDINAL": "Quantity",
+    "EMAIL": "Code", "URL": "Code", "PHONE": "Code", "IBAN": "Code", "CARD": "Code", "IP": "Code",
+    "WORK_OF_ART": "Misc", "LAW": "Misc",
+}
+TYPE_TO_CATEGORY: dict[str, str] = {
+    "ORG": "Organization",
+    "PERSON": "Person",
+    "LOC": "Location",
+    "DATETIME": "Date",
+    "DEM": "Demographic",
+    "QUANTITY": "Quantity",
+    "CODE": "Code",
+    "MISC": "Misc",
+}
+
+
+def category_of(entity: EntitySpan) -> str:
+    """The release category of a detected entity (table in the module docstring)."""
+    if entity.subtype:
+        found = SUBTYPE_TO_CATEGORY.get(entity.subtype.upper())
+        if found:
+            return found
+    return TYPE_TO_CATEGORY.get(entity.type, "Misc")
+
+
+# The default release, also shipped as deploy/release.default.yaml (a test keeps them equal).
+DEFAULT_RELEASE: dict[str, Any] = {
+    "schema": "release.v1",
+    "name": "default",
+    "description": (
+        "Organization, Product and Location are swapped (the paper's quasi-identifiers of a "
+        "document, §3.2.3); Person is U because the pii stage already replaced every PERSON mention "
+        "by a document-consistent pseudonym, so persons still in clear are NO_MASK ones whose swap "
+        "would only break coreference; Event is C (too rare and heterogeneous to swap, as in the "
+        "paper's chosen release, §3.2); Date is G at month level (keeps the timeline readable, "
+        "drops the exact day that links a text to a known event)."
+    ),
+    "categories": {
+        "Organization": {"status": "S"},
+        "Person": {"status": "U"},
+        "Event": {"status": "C", "placeholder": "[Event]"},
+        "Product": {"status": "S"},
+        "Location": {"status": "S"},
+        "Date": {"status": "G", "generalizer": {"name": "date", "level": "month"}},
+        "Demographic": {"status": "U"},
+        "Quantity": {"status": "U"},
+        "Code": {"status": "U"},
+        "Misc": {"status": "U"},
+    },
+    "swap_rate": 0.1,
+    "rare_k": 2,
+    "donors": True,
+    "fallback": "generalize",
+    "pool": {"max_size": 64, "max_wait_seconds": 30, "ttl_seconds": 86400},
+    "superpopulation_size": 1.0e20,
+    "join_separator": " & ",
+}
+
+_DEFAULTS = {
+    "description": "",
+    "rare_k": 2,
+    "donors": True,
+    "fallback": "generalize",
+    "pool": {"max_size": 64, "max_wait_seconds": 30.0, "ttl_seconds": 86400},
+    "superpopulation_size": 1.0e20,
+    "join_separator": " & ",
+}
+
+
+class ReleaseInvalid(ValueError):
+    """The release file does not satisfy schemas/release.v1.json (message names places, not values)."""
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Draft202012Validator:
+    try:
+        text = importlib.resources.files("anonstream.schemas").joinpath("release.v1.json").read_text()
+    except (ModuleNotFoundError, FileNotFoundError):  # source tree without the installed package map
+        text = (Path(__file__).resolve().parents[3] / "schemas" / "release.v1.json").read_text()
+    return Draft202012Validator(json.loads(text))
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryRule:
+    status: str
+    placeholder: str
+    generalizer: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolBounds:
+    max_size: int
+    max_wait_seconds: float
+    ttl_seconds: int
+
+
+class Release:
+    """A validated release. Build with ``from_yaml``, ``from_dict`` or ``default``."""
+
+    def __init__(self, normalized: dict[str, Any]):
+        self._data = normalized
+        self.name: str = normalized["name"]
+        self.description: str = normalized["description"]
+        self.swap_rate: float = float(normalized["swap_rate"])
+        self.rare_k: int = int(normalized["rare_k"])
+        self.donors: bool = bool(normalized["donors"])
+        self.fallback: str = normalized["fallback"]
+        self.superpopulation_size: float = float(normalized["superpopulation_size"])
+        self.join_separator: str = normalized["join_separator"]
+        pool = normalized["pool"]
+        self.pool = PoolBounds(int(pool["max_size"]), float(pool["max_wait_seconds"]), int(pool["ttl_seconds"]))
+        self.categories: dict[str, CategoryRule] = {
+            name: CategoryRule(rule["status"], rule["placeholder"], rule["generalizer"])
+            for name, rule in normalized["categories"].items()
+        }
+        self._generalizers: dict[str, Generalizer] = {
+            name: build_generalizer(rule.generalizer) for name, rule in self.categories.items()
+        }
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, obj: dict[str, Any]) -> "Release":
+        errors = sorted(_validator().iter_errors(obj), key=lambda e: list(e.absolute_path))
+        if errors:
+            where = "; ".join(
+                "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
+                + f": {e.validator}" for e in errors[:5])
+            raise ReleaseInvalid(f"release does not satisfy {SCHEMA_NAME}: {where}")
+        try:
+            return cls(_normalize(obj))
+        except (TypeError, ValueError) as exc:  # a generalizer that rejects its parameters
+            raise ReleaseInvalid(f"release generalizer: {type(exc).__name__}: {exc}") from None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "Release":
+        import yaml
+
+        with open(path, encoding="utf-8") as handle:
+            obj = yaml.safe_load(handle)
+        if not isinstance(obj, dict):
+            raise ReleaseInvalid(f"release file {path} does not hold a mapping")
+        return cls.from_dict(obj)
+
+    @classmethod
+    def default(cls) -> "Release":
+        return cls.from_dict(copy.deepcopy(DEFAULT_RELEASE))
+
+    # -- identity -------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The normalized release (defaults filled in)."""
+        return copy.deepcopy(self._data)
+
+    @cached_property
+    def version(self) -> str:
+        """Content hash of the normalized release and the category mapping version."""
+        canonical = json.dumps({"release": self._data, "mapping": MAPPING_VERSION}, sort_keys=True,
+                               separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    def to_echo(self) -> dict[str, Any]:
+        """The small dict put on every output record (``Chunk.release``)."""
+        return {"schema": SCHEMA_NAME, "name": self.name, "version": self.version}
+
+    @cached_property
+    def counts_scope(self) -> str:
+        """Namespace of the running tuple counts: they depend only on which categories are swapped
+        (the marginal table z_J of §2.4.3) and on the mapping, not on the rest of the release."""
+        canonical = json.dumps({"J": list(self.swapped), "mapping": MAPPING_VERSION}, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+    # -- per category ---------------------------------------------------------------------------
+    def status(self, category: str) -> str:
+        return self.categories[category].status
+
+    @cached_property
+    def swapped(self) -> tuple[str, ...]:
+        """J: the S categories, in category order."""
+        return tuple(c for c in CATEGORIES if self.categories[c].status == "S")
+
+    @cached_property
+    def unswapped(self) -> tuple[str, ...]:
+        return tuple(c for c in CATEGORIES if self.categories[c].status != "S")
+
+    def placeholder(self, category: str) -> str:
+        return self.categories[category].placeholder
+
+    def generalizer(self, category: str) -> Generalizer:
+        return self._generalizers[category]
+
+    def __repr__(self) -> str:
+        statuses = ",".join(f"{c}={self.categories[c].status}" for c in CATEGORIES)
+        return f"Release({self.name!r}, version={self.version}, r={self.swap_rate}, {statuses})"
+
+
+def _normalize(obj: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"schema": obj["schema"], "name": obj["name"], "swap_rate": float(obj["swap_rate"])}
+    for key, default in _DEFAULTS.items():
+        if key == "pool":
+            out["pool"] = {**default, **(obj.get("pool") or {})}
+            out["pool"]["max_wait_seconds"] = float(out["pool"]["max_wait_seconds"])
+        else:
+            out[key] = obj.get(key, default)
+    out["superpopulation_size"] = float(out["superpopulation_size"])
+    categories: dict[str, Any] = {}
+    given = obj["categories"]
+    for name in CATEGORIES:
+        rule = dict(given.get(name) or {"status": "U"})
+        default_generalizer = {"name": "date", "level": "month"} if name == "Date" else {"name": "label"}
+        categories[name] = {
+            "status": rule["status"],
+            "placeholder": rule.get("placeholder", f"[{name}]"),
+            "generalizer": dict(rule.get("generalizer") or default_generalizer),
+        }
+    out["categories"] = categories
+    return out
