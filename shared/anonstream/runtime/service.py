@@ -123,3 +123,12 @@ def run_service(name: str, settings: Settings) -> int:
 
     asyncio.run(main())
     return 0
+
+
+def main(name: str) -> None:
+    """Entry point of ``python -m anonstream_services.<name>``."""
+    import sys
+
+    logging.basicConfig(level=Settings().log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    sys.exit(run_service(name, Settings()))

@@ -1,0 +1,4 @@
+"""`python -m anonstream_services.audit`: the audit stage as a Kafka service."""
+from anonstream.runtime.service import main
+
+main("audit")
