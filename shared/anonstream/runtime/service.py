@@ -30,8 +30,9 @@ from .wiring import build_stage, redis_stores
 
 log = logging.getLogger(__name__)
 
-BATCH_MAX_RECORDS = {"embed": 64, "pii": 16}  # others: DEFAULT_BATCH
 DEFAULT_BATCH = 100
+DEFAULT_MAX_WAIT_MS = 50
+IDLE_POLL_MS = 500
 TICK_EVERY_S = 1.0
 STATS_EVERY_S = 30.0
 
@@ -58,10 +59,9 @@ class StageService:
                  ",".join(self.driver.input_topic_names()), group)
         loop = asyncio.get_running_loop()
         last_tick = last_stats = 0.0
-        max_records = BATCH_MAX_RECORDS.get(self.stage.name, DEFAULT_BATCH)
         try:
             while not self._stopping.is_set():
-                batches = await consumer.getmany(timeout_ms=500, max_records=max_records)
+                batches = await self._poll_batch(consumer)
                 messages = [InputMessage(m.topic, m.partition, m.offset, m.key, m.value)
                             for records in batches.values() for m in records]
                 if messages:
@@ -86,6 +86,26 @@ class StageService:
             await consumer.stop()
             await producer.stop()
             log.info("service %s stopped: %s", self.stage.name, dict(self.stats))
+
+    def _batch_policy(self) -> tuple[int, float]:
+        """(max records, max wait in s) of a batch: the embed stage batches for its model call."""
+        if self.stage.name == "embed":
+            return self.settings.embed_batch, self.settings.embed_max_wait_ms / 1000
+        return DEFAULT_BATCH, DEFAULT_MAX_WAIT_MS / 1000
+
+    async def _poll_batch(self, consumer) -> dict:
+        """Step 1: wait up to IDLE_POLL_MS for a first record, then keep polling until the batch is
+        full or its wait time is up (batching by size and by time)."""
+        max_records, max_wait = self._batch_policy()
+        batches = await consumer.getmany(timeout_ms=IDLE_POLL_MS, max_records=max_records)
+        count = sum(map(len, batches.values()))
+        deadline = time.monotonic() + max_wait
+        while count and count < max_records and (remaining := deadline - time.monotonic()) > 0:
+            more = await consumer.getmany(timeout_ms=int(remaining * 1000) + 1, max_records=max_records - count)
+            for tp, records in more.items():
+                batches.setdefault(tp, []).extend(records)
+                count += len(records)
+        return batches
 
     async def _produce(self, producer, emits: Sequence[Emit]) -> None:
         """Send all, then wait for every acknowledgement (step 3)."""
