@@ -1,0 +1,373 @@
+"""Streaming named-entity swapping: the pure core of the swap stage (paper 000, §2.1-2.3, on a stream).
+
+The paper swaps in a batch: pick a valid pair uniformly inside a cluster, swap, repeat (§2.2.1,
+§3.2.1), which reaches ~4% of the chunks, and names that as its limitation (§4). Here every chunk
+passes through ``SwapProcessor.offer`` once and leaves with a decision:
+
+1. Its tuple on the swapped categories J (the S categories) is counted (``TupleCounts``). It is
+   **rare** when that count, itself included, is below ``release.rare_k`` (k = 2: unique so far,
+   the sample uniques s_1 of §2.4.3 that drive the risk measure DR, eq. 2.16). A chunk with no value
+   on J has nothing to swap and is released at once (C/G operators still apply).
+2. Rare chunks always want a partner; other chunks want one with probability r (the swap rate of
+   eq. 2.4); with ``release.donors`` a chunk that does not want one may still serve as the partner of
+   a *waiting rare* chunk.
+3. A partner is **valid** (§2.1, §2.3 constraints C) when it waits in the same pool (same cluster:
+   mixture model version and component), comes from a different document, differs on at least one
+   unswapped category (as released, i.e. after C/G operators; otherwise the swap is a re-indexing),
+   differs on J (otherwise nothing changes), and has values on the same J categories (the text needs
+   a place for every value that moves; this keeps the joint distribution inside J exact). Among valid
+   partners, rare ones go first; inside a class the choice is uniform (the paper's weights).
+4. With a partner, both chunks get each other's J values (``rewrite.plan_swap``) and both leave.
+   Without one, a chunk that wants one waits in its pool; it leaves when a later chunk pairs with it,
+   when it has waited ``pool.max_wait_seconds`` (``expire``), when it is the oldest of a full pool
+   (``pool.max_size``), or at end of input (``drain``). Then a rare chunk gets the **fallback** on
+   its J values (``generalize``: the category's generalizer, a placeholder where it cannot coarsen;
+   or ``suppress``: placeholders), so no rare chunk leaves unprotected; a non-rare one leaves as is.
+
+Every released chunk also gets the release-wide operators (C: placeholder, G: generalizer; DIRECT
+identifiers still in clear: placeholder), its ``changes`` (offsets into the new text), the release
+echo, and no embedding (the sanitized topic does not carry embeddings). Each released chunk has
+exactly one swap-log record (schemas/swap-log.v1.json; restricted topic): action, reason, pair id
+and partner, tuples before/after, the changes with old values. Sanitized records never name the
+partner: the pair id and the partner's document live only in the log.
+
+Restart safety and exactly-once: outputs that consume pooled chunks are stashed atomically with the
+claim (``PoolStore.claim``) and handed back by ``recover()`` until ``ack(tokens)``; the pool store
+ignores redeliveries of chunks that are pending or done; counts are idempotent per chunk.
+"""
+from __future__ import annotations
+
+import copy
+import random
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..records import Chunk
+from . import rewrite
+from .release import CATEGORIES, Release
+from .stores import PoolEntry, PoolStore, TupleCounts
+from .tuples import Analysis, analyze, digest_of, norm_key
+
+LOG_SCHEMA = "swap-log.v1"
+ACTIONS = ("swapped", "generalized", "suppressed", "untouched")
+
+
+@dataclass(slots=True)
+class SwapOutput:
+    """Released chunks (in release order), one swap-log record per chunk, and the outbox tokens to
+    acknowledge (``SwapProcessor.ack``) once the records are on the broker."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)
+
+    def extend(self, other: "SwapOutput") -> "SwapOutput":
+        self.chunks.extend(other.chunks)
+        self.log.extend(other.log)
+        self.tokens.extend(other.tokens)
+        return self
+
+    def to_payload(self) -> dict[str, Any]:
+        return {"chunks": [c.to_wire() for c in self.chunks], "log": self.log}
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any], token: str | None = None) -> "SwapOutput":
+        return cls([Chunk.from_wire(c) for c in payload["chunks"]], list(payload["log"]),
+                   [token] if token else [])
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+
+def pool_of(chunk: Chunk) -> str:
+    """Pool key: the cluster (model version, component); chunks without a cluster share one pool."""
+    cluster = chunk.cluster
+    if not cluster:
+        return "unclustered"
+    return f"v{cluster['model_version']}:c{cluster['component']}"
+
+
+@dataclass(slots=True)
+class _Offer:
+    chunk: Chunk
+    analysis: Analysis
+    entry: PoolEntry
+    wants: bool  # rare or selected
+
+
+class SwapProcessor:
+    """See the module docstring. ``rng``: ``random.Random`` (seed it for reproducible runs);
+    ``clock``: seconds, used to stamp pool entries (``expire(now)`` compares against it)."""
+
+    def __init__(self, release: Release, pool_store: PoolStore, counts_store: TupleCounts,
+                 rng: random.Random | None = None, clock: Callable[[], float] = time.time,
+                 claim_retries: int = 4):
+        self.release = release
+        self.pools = pool_store
+        self.counts = counts_store
+        self.rng = rng or random.Random()
+        self.clock = clock
+        self.claim_retries = claim_retries
+        self._echo = release.to_echo()
+
+    # -- public API -------------------------------------------------------------------------------
+    def offer(self, chunk: Chunk) -> SwapOutput:
+        """Take one chunk; return what leaves now (possibly nothing: the chunk waits)."""
+        chunk = _copy(chunk)
+        chunk.embedding = None
+        pool = pool_of(chunk)
+        if self.pools.status(pool, chunk.key) is not None:
+            return SwapOutput()  # redelivery of a chunk that waits or already left through a claim
+        release = self.release
+        an = analyze(chunk, release)
+        J = release.swapped
+        if not J or not an.presence(J):
+            return self._direct(chunk, an, "untouched", "no_values")
+        j_digest = an.digest(J)
+        seen = self.counts.observe(release.counts_scope, chunk.key, j_digest, release.pool.ttl_seconds)
+        rare = seen < release.rare_k
+        wants = rare or self.rng.random() < release.swap_rate
+        entry = PoolEntry(chunk.key, chunk.doc_id, rare, "rare" if rare else "selected", j_digest,
+                          self._u_digest(an), list(an.presence(J)), float(self.clock()), int(seen))
+        offer = _Offer(chunk, an, entry, wants)
+
+        paired = self._pair(pool, offer)
+        if paired is not None:
+            return paired
+        if not wants:
+            return self._direct(chunk, an, "untouched", "not_selected", entry=entry)
+        out = SwapOutput()
+        for _ in range(release.pool.max_size + self.claim_retries):
+            waiting = self.pools.entries(pool)
+            if len(waiting) < release.pool.max_size:
+                break
+            out.extend(self._release_waiting(pool, waiting[0], "pool_full"))
+        self.pools.add(pool, entry, chunk.to_wire(), release.pool.ttl_seconds)
+        return out
+
+    def expire(self, now: float | None = None) -> SwapOutput:
+        """Release every chunk that has waited ``pool.max_wait_seconds`` (fallback if rare)."""
+        now = self.clock() if now is None else now
+        limit = now - self.release.pool.max_wait_seconds
+        out = SwapOutput()
+        for pool in self.pools.pools():
+            for entry in self.pools.entries(pool):
+                if entry.enqueued_at > limit:
+                    break
+                out.extend(self._release_waiting(pool, entry, "timeout"))
+        return out
+
+    def drain(self) -> SwapOutput:
+        """End of input (embedded runner): everything still waiting leaves with its fallback."""
+        out = SwapOutput()
+        for pool in self.pools.pools():
+            for entry in self.pools.entries(pool):
+                out.extend(self._release_waiting(pool, entry, "drain"))
+        return out
+
+    def recover(self) -> SwapOutput:
+        """Outputs stashed by claims but never acknowledged (a crash between claim and produce):
+        emit them again (same chunk keys, so downstream deduplicates) and ``ack`` them."""
+        out = SwapOutput()
+        for token, payload in self.pools.outbox():
+            out.extend(SwapOutput.from_payload(payload, token))
+        return out
+
+    def ack(self, tokens: list[str] | SwapOutput) -> None:
+        """The records of these outputs are on the broker: forget their outbox entries."""
+        if isinstance(tokens, SwapOutput):
+            tokens = tokens.tokens
+        if tokens:
+            self.pools.ack(list(tokens))
+
+    # -- pairing ----------------------------------------------------------------------------------
+    def _valid(self, ours: PoolEntry, theirs: PoolEntry) -> bool:
+        return (theirs.doc_id != ours.doc_id and theirs.chunk_id != ours.chunk_id
+                and theirs.presence == ours.presence and theirs.j_digest != ours.j_digest
+                and theirs.u_digest != ours.u_digest)
+
+    def _pair(self, pool: str, offer: _Offer) -> SwapOutput | None:
+        for _ in range(self.claim_retries):
+            candidates = [e for e in self.pools.entries(pool) if self._valid(offer.entry, e)]
+            if not offer.wants:
+                candidates = [e for e in candidates if e.rare] if self.release.donors else []
+            if not candidates:
+                return None
+            rare = [e for e in candidates if e.rare]
+            pick = self.rng.choice(rare or candidates)
+            wire = self.pools.load(pool, pick.chunk_id)
+            if wire is None:
+                continue  # taken meanwhile
+            partner = Chunk.from_wire(wire)
+            token = secrets.token_hex(8)
+            reason = offer.entry.reason if offer.wants else "donor"
+            out = self._swap(pool, token, offer, reason, partner, pick)
+            if self.pools.claim(pool, [pick.chunk_id], [offer.chunk.key], token, out.to_payload(),
+                                self.release.pool.ttl_seconds):
+                out.tokens.append(token)
+                return out
+        return None
+
+    def _swap(self, pool: str, pair_id: str, offer: _Offer, reason: str, partner: Chunk,
+              partner_entry: PoolEntry) -> SwapOutput:
+        J = self.release.swapped
+        p_an = analyze(partner, self.release)
+        ours = {c: offer.analysis.values[c] for c in J if offer.analysis.values.get(c)}
+        theirs = {c: p_an.values[c] for c in J if p_an.values.get(c)}
+        out = SwapOutput()
+        a_chunk, a_log = self._finalize(offer.chunk, offer.analysis, swap=theirs)
+        b_chunk, b_log = self._finalize(partner, p_an, swap=ours)
+        out.chunks += [a_chunk, b_chunk]
+        out.log.append(self._log(offer.chunk, pool, "swapped", reason, offer.entry, offer.analysis, a_chunk,
+                                 a_log, pair_id, partner, sorted(theirs, key=CATEGORIES.index)))
+        out.log.append(self._log(partner, pool, "swapped", partner_entry.reason, partner_entry, p_an, b_chunk,
+                                 b_log, pair_id, offer.chunk, sorted(ours, key=CATEGORIES.index)))
+        return out
+
+    def _release_waiting(self, pool: str, entry: PoolEntry, reason: str) -> SwapOutput:
+        """Claim one waiting chunk and release it alone (fallback if rare)."""
+        wire = self.pools.load(pool, entry.chunk_id)
+        if wire is None:
+            return SwapOutput()
+        chunk = Chunk.from_wire(wire)
+        an = analyze(chunk, self.release)
+        policy = self.release.fallback if entry.rare else None
+        released, changes = self._finalize(chunk, an, fallback=policy)
+        action = _fallback_action(changes, self.release.swapped) if policy else "untouched"
+        token = secrets.token_hex(8)
+        out = SwapOutput([released], [self._log(chunk, pool, action, reason, entry, an, released, changes)])
+        if not self.pools.claim(pool, [entry.chunk_id], [], token, out.to_payload(), self.release.pool.ttl_seconds):
+            return SwapOutput()  # another worker took it
+        out.tokens.append(token)
+        return out
+
+    def _direct(self, chunk: Chunk, an: Analysis, action: str, reason: str,
+                entry: PoolEntry | None = None) -> SwapOutput:
+        """Release a chunk that never entered a pool (its input offset covers it: no outbox)."""
+        released, changes = self._finalize(chunk, an)
+        return SwapOutput([released], [self._log(chunk, pool_of(chunk), action, reason, entry, an, released,
+                                                 changes)])
+
+    # -- rewriting --------------------------------------------------------------------------------
+    def _u_digest(self, an: Analysis) -> str:
+        """Digest of the values on the unswapped categories as they will be released."""
+        release = self.release
+        keys: dict[str, list[str]] = {}
+        for c in release.unswapped:
+            values = an.values.get(c)
+            if not values:
+                continue
+            status = release.status(c)
+            if status == "C":
+                keys[c] = [norm_key(release.placeholder(c))]
+            elif status == "G":
+                gen = release.generalizer(c)
+                keys[c] = [norm_key(gen.generalize(v, c)) for v in values]
+            else:
+                keys[c] = an.keys[c]
+        return digest_of(keys)
+
+    def _fallback_fn(self, category: str, policy: str) -> Callable[[str], tuple[str, str]]:
+        placeholder = self.release.placeholder(category)
+        if policy == "suppress":
+            return lambda v: (placeholder, rewrite.OP_SUPPRESS)
+        gen = self.release.generalizer(category)
+
+        def fn(v: str) -> tuple[str, str]:
+            g = gen.generalize(v, category)
+            if norm_key(g) == norm_key(v):  # could not coarsen: a placeholder protects it
+                return placeholder, rewrite.OP_SUPPRESS
+            return g, rewrite.OP_GENERALIZE
+
+        return fn
+
+    def _finalize(self, chunk: Chunk, an: Analysis, swap: dict[str, list[str]] | None = None,
+                  fallback: str | None = None) -> tuple[Chunk, list[dict[str, Any]]]:
+        """Rewrite one chunk: swap values (or the fallback) on J, release-wide C/G operators,
+        DIRECT identifiers in clear suppressed. Returns the released chunk and its changes with
+        ``old`` (for the log only)."""
+        release = self.release
+        plans: list[rewrite.SitePlan] = []
+        by_category: dict[str, list] = {}
+        for site in an.sites:
+            if site.direct:
+                placeholder = release.placeholder(site.category)
+                plans += rewrite.plan_map([site], lambda v, p=placeholder: p, rewrite.OP_SUPPRESS)
+            else:
+                by_category.setdefault(site.category, []).append(site)
+        for category, sites in by_category.items():
+            status = release.status(category)
+            if status == "S":
+                if swap and category in swap:
+                    plans += rewrite.plan_swap(sites, swap[category])
+                elif fallback:
+                    fn = self._fallback_fn(category, fallback)
+                    for site in sites:
+                        mapped = [fn(v) for v in site.values]
+                        op = (rewrite.OP_GENERALIZE if all(o == rewrite.OP_GENERALIZE for _, o in mapped)
+                              else rewrite.OP_SUPPRESS)
+                        plans += rewrite.plan_map([site], lambda v, m=dict(zip(site.values, mapped)): m[v][0], op)
+            elif status == "C":
+                placeholder = release.placeholder(category)
+                plans += rewrite.plan_map(sites, lambda v, p=placeholder: p, rewrite.OP_SUPPRESS)
+            elif status == "G":
+                gen = release.generalizer(category)
+                plans += rewrite.plan_map(sites, lambda v, g=gen, c=category: g.generalize(v, c),
+                                          rewrite.OP_GENERALIZE)
+        result = rewrite.apply(chunk.text, chunk.entities or [], plans)
+        released = _copy(chunk)
+        released.text = result.text
+        released.entities = result.entities
+        released.changes = result.changes
+        released.release = dict(self._echo)
+        released.embedding = None
+        logged = [{**c, "old": old} for c, old in zip(result.changes, result.old)]
+        return released, logged
+
+    def _log(self, chunk: Chunk, pool: str, action: str, reason: str, entry: PoolEntry | None, an: Analysis,
+             released: Chunk, changes: list[dict[str, Any]], pair_id: str | None = None,
+             partner: Chunk | None = None, categories: list[str] | None = None) -> dict[str, Any]:
+        after = analyze(_as_clear(released, changes), self.release)
+        return {
+            "schema": LOG_SCHEMA,
+            "release": dict(self._echo),
+            "doc_id": chunk.doc_id,
+            "chunk_index": chunk.chunk_index,
+            "chunk_key": chunk.key,
+            "pool": pool,
+            "action": action,
+            "reason": reason,
+            "rare": bool(entry.rare) if entry else False,
+            "seen_count": int(entry.seen_count) if entry else 0,
+            "tuple_digest": entry.j_digest if entry else None,
+            "pair_id": pair_id,
+            "partner": None if partner is None else {"doc_id": partner.doc_id, "chunk_index": partner.chunk_index,
+                                                     "chunk_key": partner.key},
+            "categories": categories or [],
+            "tuple_before": an.tuple(self.release.join_separator),
+            "tuple_after": after.tuple(self.release.join_separator),
+            "changes": changes,
+            "released_at": float(self.clock()),
+        }
+
+
+def _fallback_action(changes: list[dict[str, Any]], swapped: tuple[str, ...]) -> str:
+    ops = {c["operator"] for c in changes if c["category"] in swapped}
+    return "generalized" if rewrite.OP_GENERALIZE in ops else "suppressed"
+
+
+def _copy(chunk: Chunk) -> Chunk:
+    return Chunk.from_wire(copy.deepcopy(chunk.to_wire()))
+
+
+def _as_clear(released: Chunk, changes: list[dict[str, Any]]) -> Chunk:
+    """The released chunk with the spans this stage rewrote counted as clear mentions (for the
+    tuple after the swap); spans the pii stage replaced stay out."""
+    view = _copy(released)
+    changed = [(c["start"], c["end"]) for c in changes]
+    for e in view.entities or []:
+        if e.surrogate is not None and any(s <= e.start and e.end <= t for s, t in changed):
+            e.surrogate = None
+    return view

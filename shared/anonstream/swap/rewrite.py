@@ -1,0 +1,251 @@
+"""Text rewrite: entity values replaced in a chunk's text, with the offsets of every change.
+
+Paper 000 §2.1 swaps the *values* of the swapped categories between two chunks; §3.2.3 shows what
+goes wrong when the two chunks hold different numbers of entities of a category (the paper's code
+swaps them one by one, the extra ones "stay in the original chunk" and keep linking it to its
+document) and suggests one-vs-many pairing. Here a category's whole value moves:
+
+* ``plan_swap(sites, ours, theirs)``: our distinct values a_1..a_m (order of first mention) become
+  the partner's b_1..b_n. With m = n, a_i → b_i. With m > n, a_i (i > n) are dropped from the lists
+  they appear in (a mention alone in its sentence gets b_n instead). With m < n, b_{m+1..n} are
+  listed right after the first mention of a_m ("Siemens" → "Goldman Sachs and Morgan Stanley").
+  Afterwards the chunk's distinct values, in order of first mention, are exactly b_1..b_n, so the
+  chunk's tuple after the swap is the partner's tuple before it (marginals and the joint inside the
+  swapped set are kept, §2.1).
+* ``plan_map(sites, fn)``: every value through ``fn`` (placeholder, generalizer); values that
+  become equal inside one list collapse ("ARM, TSMC and Xilinx" → "[Organization]").
+* ``apply(chunk text, entities, plans)``: one pass over the text; keeps everything outside the
+  changed sites byte for byte; lists are re-rendered with their own separators; a bare possessive
+  apostrophe gets its "s" when the new value does not end in s ("Siemens' plan" → "ARM's plan"); a
+  leading "the" of the new value is dropped after a "the" in the text. Returns the new text, the
+  entity spans moved to the new offsets (changed ones carry the new value as ``text`` and
+  ``surrogate``, like the pii stage's replacements), and the changes.
+
+A change is ``{start, end, category, operator, new}`` with offsets into the new text; ``old`` (the
+replaced text) is returned separately for the restricted swap log only, never put on the chunk,
+because the sanitized topic is not restricted (topics.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from ..records import EntitySpan
+from .tuples import Site, norm_key
+
+_BARE_APOSTROPHE = re.compile(r"^['’](?![A-Za-z])")
+_ENDS_WITH_THE = re.compile(r"(?:^|\W)the\s+$", re.I)
+_STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
+
+OP_SWAP = "swap"
+OP_GENERALIZE = "generalize"
+OP_SUPPRESS = "suppress"
+
+
+@dataclass(slots=True)
+class SitePlan:
+    """New values for one site and the operator that produced them."""
+
+    site: Site
+    values: list[str]
+    operator: str
+
+
+@dataclass(slots=True)
+class Rewritten:
+    text: str
+    entities: list[EntitySpan]
+    changes: list[dict]  # {start, end, category, operator, new}: offsets into the new text
+    old: list[str] = field(default_factory=list)  # replaced text per change (restricted use only)
+
+
+def _dedupe(values: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for v in values:
+        k = norm_key(v) or v
+        if k not in seen:
+            seen.add(k)
+            out.append(v)
+    return out
+
+
+def plan_swap(category_sites: list[Site], theirs: list[str], operator: str = OP_SWAP) -> list[SitePlan]:
+    """Plans giving the sites of one category (text order) the partner's distinct values
+    ``theirs`` (first-mention order). Both sides must have at least one value."""
+    if not category_sites or not theirs:
+        raise ValueError("a swap needs values on both sides")
+    ours: list[str] = []  # our distinct keys in first-mention order
+    first_of_last = None
+    for site in category_sites:
+        for m in site.mentions:
+            if m.key not in ours:
+                ours.append(m.key)
+    last_key = ours[-1]
+    mapping: dict[str, str | None] = {k: (theirs[i] if i < len(theirs) else None) for i, k in enumerate(ours)}
+    extras = theirs[len(ours):]
+    plans = []
+    for site in category_sites:
+        new: list[str] = []
+        for m in site.mentions:
+            target = mapping[m.key]
+            if target is not None:
+                new.append(target)
+            if m.key == last_key and first_of_last is None:
+                first_of_last = m
+                new.extend(extras)
+        new = _dedupe(new) or [theirs[-1]]
+        plans.append(SitePlan(site, new, operator))
+    return plans
+
+
+def plan_map(category_sites: list[Site], fn: Callable[[str], str], operator: str) -> list[SitePlan]:
+    """Plans sending every value of the sites through ``fn`` (unchanged sites are left out)."""
+    plans = []
+    for site in category_sites:
+        new = _dedupe([fn(v) for v in site.values])
+        if new != site.values:
+            plans.append(SitePlan(site, new, operator))
+    return plans
+
+
+def _render(text: str, site: Site, values: list[str]) -> tuple[str, list[tuple[int, int]]]:
+    """The site's values as a list, with the site's own separators when it had some; returns the
+    rendering and each value's span in it."""
+    ms = site.mentions
+    last_sep = text[ms[-2].end:ms[-1].start] if len(ms) >= 2 else " and "
+    mid_sep = text[ms[0].end:ms[1].start] if len(ms) >= 3 else ", "
+    if len(ms) == 2 and len(values) > 2 and "," not in last_sep:
+        mid_sep = ", "
+    out: list[str] = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for i, v in enumerate(values):
+        if i:
+            sep = last_sep if i == len(values) - 1 else mid_sep
+            out.append(sep)
+            pos += len(sep)
+        out.append(v)
+        spans.append((pos, pos + len(v)))
+        pos += len(v)
+    return "".join(out), spans
+
+
+def _sentence_start(text: str, start: int) -> bool:
+    before = text[:start].rstrip(" \t\"'“‘(")
+    return not before or before[-1] in ".!?:\n"
+
+
+def _fit(text: str, start: int, new_value: str, first: bool = True) -> str:
+    """Small fixes at the left edge of a value placed at ``start``: no "the the", and a leading
+    "the" capitalized at a sentence start only."""
+    if not _STARTS_WITH_THE.match(new_value):
+        return new_value
+    if first and _ENDS_WITH_THE.search(text[max(0, start - 8):start]):
+        return _STARTS_WITH_THE.sub("", new_value, count=1)
+    head = "T" if first and _sentence_start(text, start) else "t"
+    return head + new_value[1:]
+
+
+def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewritten:
+    """Apply the site plans (disjoint sites) to ``text``; see the module docstring."""
+    plans = sorted(plans, key=lambda p: p.site.start)
+    pieces: list[str] = []
+    changes: list[dict] = []
+    olds: list[str] = []
+    cursor = 0
+    shift = 0
+    # new positions of edited mentions: entity index -> (start, end, value); extra spans to add
+    moved: dict[int, tuple[int, int, str]] = {}
+    dropped: set[int] = set()
+    added: list[EntitySpan] = []
+    regions: list[tuple[int, int, int]] = []  # (old start, old end, shift after) of edited regions
+
+    for plan in plans:
+        site = plan.site
+        ms = site.mentions
+        start, end = site.start, site.end
+        if start < cursor:
+            raise ValueError("overlapping site plans")
+        pieces.append(text[cursor:start])
+        new_start = start + shift
+        in_place = len(plan.values) == len(ms)
+        if in_place:
+            values = [_fit(text, m.start, v) for m, v in zip(ms, plan.values)]
+        else:
+            values = [_fit(text, start, v, first=(i == 0)) for i, v in enumerate(plan.values)]
+        spans: list[tuple[int, int]] = []  # value spans relative to new_start
+        if in_place:
+            out = []
+            pos = 0
+            for i, m in enumerate(ms):
+                if i:
+                    sep = text[ms[i - 1].end:m.start]
+                    out.append(sep)
+                    pos += len(sep)
+                out.append(values[i])
+                spans.append((pos, pos + len(values[i])))
+                pos += len(values[i])
+            rendered = "".join(out)
+        else:
+            rendered, spans = _render(text, site, values)
+        # possessive: "Siemens' plan" -> "ARM's plan"
+        tail = text[end:end + 2]
+        if (_BARE_APOSTROPHE.match(tail) and ms[-1].value[-1:] in "sS"
+                and not values[-1].endswith(("s", "S"))):
+            rendered += tail[0] + "s"
+            end += 1
+        pieces.append(rendered)
+        old_text = text[start:end]
+        if in_place:
+            for (a, b), m, v in zip(spans, ms, values):
+                if v != m.value:
+                    changes.append({"start": new_start + a, "end": new_start + b, "category": site.category,
+                                    "operator": plan.operator, "new": v})
+                    olds.append(m.value)
+        else:
+            changes.append({"start": new_start, "end": new_start + len(rendered), "category": site.category,
+                            "operator": plan.operator, "new": rendered})
+            olds.append(old_text)
+        for i, (a, b) in enumerate(spans):
+            if i < len(ms):
+                moved[ms[i].index] = (new_start + a, new_start + b, values[i])
+            else:
+                template = ms[-1].entity
+                suffix = hashlib.sha256(f"{template.entity_id}|{i}".encode()).hexdigest()[:6]
+                added.append(replace(template, start=new_start + a, end=new_start + b, text=values[i],
+                                     surrogate=values[i], entity_id=f"{template.entity_id}+{suffix}"))
+        for m in ms[len(spans):]:
+            dropped.add(m.index)
+        shift += len(rendered) - (end - start)
+        regions.append((start, end, shift))
+        cursor = end
+    pieces.append(text[cursor:])
+    new_text = "".join(pieces)
+
+    out_entities: list[EntitySpan] = []
+    for i, e in enumerate(entities):
+        if i in dropped:
+            continue
+        if i in moved:
+            s, t, v = moved[i]
+            out_entities.append(replace(e, start=s, end=t, text=v, surrogate=v))
+            continue
+        # untouched entity: drop it if an edited region swallowed it, else shift it
+        delta = 0
+        swallowed = False
+        for r_start, r_end, r_shift in regions:
+            if e.end <= r_start:
+                break
+            if e.start >= r_end:
+                delta = r_shift
+                continue
+            swallowed = True
+            break
+        if not swallowed:
+            out_entities.append(replace(e, start=e.start + delta, end=e.end + delta))
+    out_entities.extend(added)
+    out_entities.sort(key=lambda e: (e.start, e.end))
+    return Rewritten(new_text, out_entities, changes, olds)

@@ -1,0 +1,43 @@
+"""Synthetic chunks for tests and demos (no spaCy): entity markup in a template string.
+
+    make_chunk("d1", 0, "We met {ORG:ARM} and {ORG/PRODUCT:IC Validator} in {LOC/GPE:Texas}.",
+               component=3)
+
+``{TYPE:value}`` or ``{TYPE/SUBTYPE:value}`` becomes an ``EntitySpan`` (QUASI, in clear);
+``{TYPE!:value}`` one already replaced by the pii stage (``surrogate`` = value).
+"""
+from __future__ import annotations
+
+import re
+
+from ..records import Chunk, EntitySpan
+
+_MARK = re.compile(r"\{(?P<type>[A-Z]+)(?:/(?P<sub>[A-Z_]+))?(?P<bang>!)?:(?P<value>[^{}]+)\}")
+
+
+def make_chunk(doc_id: str, index: int, template: str, *, component: int | None = 0, model_version: int = 1,
+               chunk_count: int | None = None, identifier_type: str = "QUASI") -> Chunk:
+    text_parts: list[str] = []
+    entities: list[EntitySpan] = []
+    pos = 0
+    cursor = 0
+    for n, m in enumerate(_MARK.finditer(template)):
+        before = template[cursor:m.start()]
+        text_parts.append(before)
+        pos += len(before)
+        value = m.group("value")
+        replaced = bool(m.group("bang"))
+        entities.append(EntitySpan(
+            start=pos, end=pos + len(value), type=m.group("type"),
+            identifier_type="DIRECT" if replaced else identifier_type,
+            entity_id=f"{doc_id}_e{n + 1}", text=value, surrogate=value if replaced else None,
+            subtype=m.group("sub"), recognizer="test"))
+        text_parts.append(value)
+        pos += len(value)
+        cursor = m.end()
+    text_parts.append(template[cursor:])
+    cluster = None if component is None else {"model_version": model_version, "component": component,
+                                              "posterior": 0.9, "log_density": -1.0}
+    return Chunk(doc_id=doc_id, chunk_index=index, chunk_count=chunk_count or index + 1, text="".join(text_parts),
+                 doc_start=0, sentence_count=1, metadata={}, entities=entities, cluster=cluster,
+                 lineage={"ingest": "1", "pii": "1"})

@@ -1,0 +1,183 @@
+"""Chunk entity tuples: the value of each release category in a chunk (paper 000, §3.1.4).
+
+The paper turns each chunk y_i into one cell of the p-way contingency table z (§2, "p-way
+contingency table"): per category, the chunk's value is its named entities of that category joined
+into one value ("Goldman Sachs & Morgan Stanley"), no value when there is none.
+
+Here a chunk's *mentions* are its entity spans still in clear (``surrogate is None``: the pii stage
+has not replaced them), with overlapping spans resolved (a span already replaced wins, then the
+longer one) and a trailing possessive ("Siemens's", "Siemens'") left out of the value. Values are
+compared by a normalized key (NFKC, case-folded, whitespace collapsed, a leading "the" dropped); the
+surface form of a value is the one of its first mention. DIRECT identifiers still in clear are not
+part of the tuple: the swap stage always suppresses them (defense in depth; the pii stage should have
+replaced them already).
+
+* ``chunk_tuple(chunk, release)``: {category: joined value}, categories without a value left out.
+* ``tuple_values(chunk, release)``: {category: [distinct surface values in order of first mention]}.
+* ``analyze(chunk, release)``: mentions, list *sites* (mentions of one category joined by ", ",
+  " and ", " & " ...) and the digests the pairing compares.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..records import Chunk, EntitySpan
+from .release import CATEGORIES, Release, category_of
+
+_POSSESSIVE = re.compile(r"(?:['’]s|(?<=[sS])['’])$")
+_LEADING_THE = re.compile(r"^the\s+")
+# Text between two mentions of one category that makes them one list ("A, B and C", "A & B", "A/B").
+_LIST_SEPARATOR = re.compile(r"^(?:\s*,\s*(?:(?:and|or|&)\s+)?|\s+(?:and|or|&)\s+|\s*/\s*|\s*;\s*)$", re.I)
+
+
+def norm_key(value: str) -> str:
+    """Comparison key of a value: NFKC, case-folded, whitespace collapsed, leading "the" dropped."""
+    key = " ".join(unicodedata.normalize("NFKC", value).casefold().split())
+    return _LEADING_THE.sub("", key).strip(" .,;:\"'’“”")
+
+
+@dataclass(slots=True)
+class Mention:
+    """One clear entity mention: ``entities[index]`` covering ``text[start:end]`` (the value)."""
+
+    index: int
+    category: str
+    start: int
+    end: int
+    value: str
+    key: str
+    direct: bool
+    entity: EntitySpan
+
+
+@dataclass(slots=True)
+class Site:
+    """Consecutive mentions of one category that read as one list ("ARM, TSMC and Xilinx")."""
+
+    category: str
+    mentions: list[Mention]
+    direct: bool = False
+
+    @property
+    def start(self) -> int:
+        return self.mentions[0].start
+
+    @property
+    def end(self) -> int:
+        return self.mentions[-1].end
+
+    @property
+    def values(self) -> list[str]:
+        return [m.value for m in self.mentions]
+
+
+@dataclass(slots=True)
+class Analysis:
+    """Everything the pairing needs to know about one chunk under one release."""
+
+    mentions: list[Mention]
+    sites: list[Site]
+    values: dict[str, list[str]]  # category -> distinct surface values (first-mention order)
+    keys: dict[str, list[str]] = field(default_factory=dict)  # category -> their keys
+
+    def tuple(self, separator: str = " & ") -> dict[str, str]:
+        return {c: separator.join(v) for c, v in self.values.items() if v}
+
+    def presence(self, categories: Iterable[str]) -> tuple[str, ...]:
+        """Which of ``categories`` have a value (the swap needs the same pattern on J, §2.1)."""
+        return tuple(c for c in categories if self.values.get(c))
+
+    def digest(self, categories: Iterable[str]) -> str:
+        """Digest of the value sets on ``categories`` (a cell of the marginal table z_J, §2.4.3)."""
+        return digest_of({c: self.keys.get(c, []) for c in categories})
+
+
+def digest_of(keys: dict[str, list[str]]) -> str:
+    """Order-free digest of {category: value keys}; categories without values count as empty."""
+    canonical = json.dumps([[c, sorted(set(v))] for c, v in sorted(keys.items()) if v],
+                           ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:24]
+
+
+def _value_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Trim whitespace and a trailing possessive from ``text[start:end]``."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    m = _POSSESSIVE.search(text[start:end])
+    if m and m.start() > 0:
+        end = start + m.start()
+    return start, end
+
+
+def mentions(chunk: Chunk) -> list[Mention]:
+    """The chunk's clear mentions in text order (see the module docstring for the rules)."""
+    text = chunk.text
+    entities = chunk.entities or []
+    valid = [(i, e) for i, e in enumerate(entities) if 0 <= e.start < e.end <= len(text)]
+    # replaced spans first (they are fixed), then longer spans, then earlier ones
+    ranked = sorted(valid, key=lambda ie: (ie[1].surrogate is None, -(ie[1].end - ie[1].start), ie[1].start))
+    taken: list[tuple[int, int]] = []
+    out: list[Mention] = []
+    for i, e in ranked:
+        if any(e.start < t_end and t_start < e.end for t_start, t_end in taken):
+            continue
+        taken.append((e.start, e.end))
+        if e.surrogate is not None:
+            continue
+        start, end = _value_span(text, e.start, e.end)
+        if start >= end:
+            continue
+        value = " ".join(text[start:end].split())
+        key = norm_key(value)
+        if not key:
+            continue
+        out.append(Mention(i, category_of(e), start, end, value, key, e.identifier_type == "DIRECT", e))
+    out.sort(key=lambda m: m.start)
+    return out
+
+
+def sites(text: str, found: list[Mention]) -> list[Site]:
+    """Group mentions (text order) into list sites: same category, same DIRECT flag, and only a list
+    separator between them."""
+    out: list[Site] = []
+    for m in found:
+        last = out[-1] if out else None
+        if (last is not None and last.category == m.category and last.direct == m.direct
+                and _LIST_SEPARATOR.match(text[last.end:m.start])):
+            last.mentions.append(m)
+        else:
+            out.append(Site(m.category, [m], m.direct))
+    return out
+
+
+def analyze(chunk: Chunk, release: Release) -> Analysis:
+    found = mentions(chunk)
+    values: dict[str, list[str]] = {}
+    keys: dict[str, list[str]] = {}
+    for m in found:
+        if m.direct:
+            continue
+        k = keys.setdefault(m.category, [])
+        if m.key not in k:
+            k.append(m.key)
+            values.setdefault(m.category, []).append(m.value)
+    ordered_values = {c: values[c] for c in CATEGORIES if c in values}
+    ordered_keys = {c: keys[c] for c in CATEGORIES if c in keys}
+    return Analysis(found, sites(chunk.text, found), ordered_values, ordered_keys)
+
+
+def tuple_values(chunk: Chunk, release: Release) -> dict[str, list[str]]:
+    """{category: distinct surface values in order of first mention}; empty categories left out."""
+    return analyze(chunk, release).values
+
+
+def chunk_tuple(chunk: Chunk, release: Release) -> dict[str, str]:
+    """{category: value} with several entities of one category joined as one value (§3.1.4)."""
+    return analyze(chunk, release).tuple(release.join_separator)
