@@ -81,8 +81,11 @@ fetch() {
   tmp="$(mktemp -d "$KAFKA_HOME/lib.partial.XXXXXX")"
   log "fetching kafka_2.13:$KAFKA_VERSION runtime classpath from Maven Central into $LIB ..."
   # -f: the pom stays in deploy/kafka; packaging=pom, so Maven creates no target/ there.
+  # Maven's output goes to a log that is shown only on failure (-q still prints terminal escapes).
   if ! mvn -q -B -Dstyle.color=never -f "$DEPLOY_DIR/kafka/pom.xml" "-Dkafka.version=$KAFKA_VERSION" \
-    dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$tmp"; then
+    dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$tmp" \
+    >"$KAFKA_HOME/fetch.log" 2>&1; then
+    cat "$KAFKA_HOME/fetch.log" >&2
     rm -rf "$tmp"
     die "maven could not resolve kafka_2.13:$KAFKA_VERSION (try ANONSTREAM_KAFKA_VERSION=3.9.1)"
   fi
