@@ -1,0 +1,150 @@
+"""Redis implementations of the swap core's stores (``anonstream.swap.stores``): restart-safe pools
+shared by all swap workers, and the running tuple counts.
+
+Keys (all under ``anonstream:{tenant}:swap:``):
+
+| key | type | holds |
+| --- | --- | --- |
+| ``pools`` | set | names of pools that may hold entries |
+| ``pool:{pool}:idx`` | hash | chunk id → entry (digests and flags, no text) |
+| ``pool:{pool}:age`` | zset | chunk id → enqueue time (oldest first) |
+| ``pool:{pool}:data`` | hash | chunk id → chunk (wire JSON) |
+| ``done:{chunk id}`` | string + TTL | the chunk left through a claim: redeliveries are ignored |
+| ``outbox`` | hash | token → output stashed by a claim, until acknowledged |
+| ``counts:{scope}`` | hash | tuple digest → count |
+| ``seen:{scope}:{chunk id}`` | string + TTL | the chunk was counted |
+
+Adding, claiming and counting are Lua scripts, so each is atomic: a claim takes all the given
+entries or none (two workers never take the same partner), and stores the output in the outbox in
+the same step. The three keys of a pool get ``ttl_s`` on every add, so the pools of a retired mixture
+version disappear on their own; with the default TTL (a day) far above the longest wait, a live
+pool never expires under a running service.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+from .. import serde
+from ..swap.stores import DONE, PENDING, PoolEntry, PoolStore, TupleCounts
+from .redis_state import _RedisStore, _unavailable_on_connection_error
+
+_ADD = """
+if redis.call('EXISTS', KEYS[5]) == 1 then return 0 end
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
+redis.call('SADD', KEYS[4], ARGV[6])
+for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ARGV[5]) end
+return 1
+"""
+
+# KEYS: idx, age, data, outbox, pools, done keys...; ARGV: ttl, token, payload, pool, n, ids...
+_CLAIM = """
+local n = tonumber(ARGV[5])
+for i = 1, n do
+  if redis.call('HEXISTS', KEYS[1], ARGV[5 + i]) == 0 then return 0 end
+end
+for i = 1, n do
+  local id = ARGV[5 + i]
+  redis.call('HDEL', KEYS[1], id)
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('HDEL', KEYS[3], id)
+end
+for i = 6, #KEYS do redis.call('SET', KEYS[i], '1', 'EX', ARGV[1]) end
+redis.call('HSET', KEYS[4], ARGV[2], ARGV[3])
+if redis.call('HLEN', KEYS[1]) == 0 then redis.call('SREM', KEYS[5], ARGV[4]) end
+return 1
+"""
+
+_OBSERVE = """
+if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
+  return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+end
+return tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+"""
+
+
+class RedisSwapPoolStore(_RedisStore, PoolStore):
+    def __init__(self, client: redis.Redis, tenant: str):
+        super().__init__(client, tenant, "swap")
+        self._add = client.register_script(_ADD)
+        self._claim = client.register_script(_CLAIM)
+
+    def _pool_keys(self, pool: str) -> tuple[str, str, str]:
+        return self.key("pool", pool, "idx"), self.key("pool", pool, "age"), self.key("pool", pool, "data")
+
+    @_unavailable_on_connection_error
+    def status(self, pool: str, chunk_id: str) -> str | None:
+        idx, _, _ = self._pool_keys(pool)
+        pipe = self.r.pipeline()
+        pipe.hexists(idx, chunk_id)
+        pipe.exists(self.key("done", chunk_id))
+        pending, done = pipe.execute()
+        if pending:
+            return PENDING
+        return DONE if done else None
+
+    @_unavailable_on_connection_error
+    def add(self, pool: str, entry: PoolEntry, chunk: dict[str, Any], ttl_s: int) -> bool:
+        idx, age, data = self._pool_keys(pool)
+        keys = [idx, age, data, self.key("pools"), self.key("done", entry.chunk_id)]
+        args = [entry.chunk_id, entry.to_json(), repr(float(entry.enqueued_at)), serde.dumps(chunk), int(ttl_s), pool]
+        return bool(self._add(keys=keys, args=args))
+
+    @_unavailable_on_connection_error
+    def entries(self, pool: str) -> list[PoolEntry]:
+        idx, age, _ = self._pool_keys(pool)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.zrange(age, 0, -1)
+        pipe.hgetall(idx)
+        order, stored = pipe.execute()
+        return [PoolEntry.from_json(stored[cid]) for cid in order if cid in stored]
+
+    @_unavailable_on_connection_error
+    def load(self, pool: str, chunk_id: str) -> dict[str, Any] | None:
+        _, _, data = self._pool_keys(pool)
+        raw = self.r.hget(data, chunk_id)
+        return None if raw is None else serde.loads(raw)
+
+    @_unavailable_on_connection_error
+    def claim(self, pool: str, chunk_ids: list[str], done_ids: list[str], token: str,
+              payload: dict[str, Any], ttl_s: int) -> bool:
+        idx, age, data = self._pool_keys(pool)
+        keys = [idx, age, data, self.key("outbox"), self.key("pools"),
+                *(self.key("done", c) for c in [*chunk_ids, *done_ids])]
+        args = [int(ttl_s), token, serde.dumps(payload), pool, len(chunk_ids), *chunk_ids]
+        return bool(self._claim(keys=keys, args=args))
+
+    @_unavailable_on_connection_error
+    def pools(self) -> list[str]:
+        return sorted(p.decode() for p in self.r.smembers(self.key("pools")))
+
+    @_unavailable_on_connection_error
+    def outbox(self) -> list[tuple[str, dict[str, Any]]]:
+        stored = self.r.hgetall(self.key("outbox"))
+        return [(token.decode(), serde.loads(raw)) for token, raw in sorted(stored.items())]
+
+    @_unavailable_on_connection_error
+    def ack(self, tokens: list[str]) -> None:
+        if tokens:
+            self.r.hdel(self.key("outbox"), *tokens)
+
+
+class RedisTupleCounts(_RedisStore, TupleCounts):
+    """Running counts of tuples on the swapped categories (a hash per counts scope)."""
+
+    def __init__(self, client: redis.Redis, tenant: str):
+        super().__init__(client, tenant, "swap")
+        self._observe = client.register_script(_OBSERVE)
+
+    @_unavailable_on_connection_error
+    def observe(self, scope: str, chunk_id: str, digest: str, ttl_s: int) -> int:
+        keys = [self.key("seen", scope, chunk_id), self.key("counts", scope)]
+        return int(self._observe(keys=keys, args=[digest, int(ttl_s)]))
+
+    @_unavailable_on_connection_error
+    def count(self, scope: str, digest: str) -> int:
+        return int(self.r.hget(self.key("counts", scope), digest) or 0)
