@@ -97,6 +97,118 @@ class _Offer:
     wants: bool  # rare or selected
 
 
+class Releaser:
+    """Turns one chunk and a decision into the released chunk and its swap-log record; shared by
+    the streaming processor and the batch procedure (one code path for the rewrite)."""
+
+    def __init__(self, release: Release, clock: Callable[[], float] = time.time):
+        self.release = release
+        self.clock = clock
+        self._echo = release.to_echo()
+
+    def u_digest(self, an: Analysis) -> str:
+        """Digest of the values on the unswapped categories as they will be released."""
+        release = self.release
+        keys: dict[str, list[str]] = {}
+        for c in release.unswapped:
+            values = an.values.get(c)
+            if not values:
+                continue
+            status = release.status(c)
+            if status == "C":
+                keys[c] = [norm_key(release.placeholder(c))]
+            elif status == "G":
+                gen = release.generalizer(c)
+                keys[c] = [norm_key(gen.generalize(v, c)) for v in values]
+            else:
+                keys[c] = an.keys[c]
+        return digest_of(keys)
+
+    def fallback_fn(self, category: str, policy: str) -> Callable[[str], tuple[str, str]]:
+        placeholder = self.release.placeholder(category)
+        if policy == "suppress":
+            return lambda v: (placeholder, rewrite.OP_SUPPRESS)
+        gen = self.release.generalizer(category)
+
+        def fn(v: str) -> tuple[str, str]:
+            g = gen.generalize(v, category)
+            if norm_key(g) == norm_key(v):  # could not coarsen: a placeholder protects it
+                return placeholder, rewrite.OP_SUPPRESS
+            return g, rewrite.OP_GENERALIZE
+
+        return fn
+
+    def finalize(self, chunk: Chunk, an: Analysis, swap: dict[str, list[str]] | None = None,
+                  fallback: str | None = None) -> tuple[Chunk, list[dict[str, Any]]]:
+        """Rewrite one chunk: swap values (or the fallback) on J, release-wide C/G operators,
+        DIRECT identifiers in clear suppressed. Returns the released chunk and its changes with
+        ``old`` (for the log only)."""
+        release = self.release
+        plans: list[rewrite.SitePlan] = []
+        by_category: dict[str, list] = {}
+        for site in an.sites:
+            if site.direct:
+                placeholder = release.placeholder(site.category)
+                plans += rewrite.plan_map([site], lambda v, p=placeholder: p, rewrite.OP_SUPPRESS)
+            else:
+                by_category.setdefault(site.category, []).append(site)
+        for category, sites in by_category.items():
+            status = release.status(category)
+            if status == "S":
+                if swap and category in swap:
+                    plans += rewrite.plan_swap(sites, swap[category])
+                elif fallback:
+                    fn = self.fallback_fn(category, fallback)
+                    for site in sites:
+                        mapped = [fn(v) for v in site.values]
+                        op = (rewrite.OP_GENERALIZE if all(o == rewrite.OP_GENERALIZE for _, o in mapped)
+                              else rewrite.OP_SUPPRESS)
+                        plans += rewrite.plan_map([site], lambda v, m=dict(zip(site.values, mapped)): m[v][0], op)
+            elif status == "C":
+                placeholder = release.placeholder(category)
+                plans += rewrite.plan_map(sites, lambda v, p=placeholder: p, rewrite.OP_SUPPRESS)
+            elif status == "G":
+                gen = release.generalizer(category)
+                plans += rewrite.plan_map(sites, lambda v, g=gen, c=category: g.generalize(v, c),
+                                          rewrite.OP_GENERALIZE)
+        result = rewrite.apply(chunk.text, chunk.entities or [], plans)
+        released = _copy(chunk)
+        released.text = result.text
+        released.entities = result.entities
+        released.changes = result.changes
+        released.release = dict(self._echo)
+        released.embedding = None
+        logged = [{**c, "old": old} for c, old in zip(result.changes, result.old)]
+        return released, logged
+
+    def log(self, chunk: Chunk, pool: str, action: str, reason: str, entry: PoolEntry | None, an: Analysis,
+             released: Chunk, changes: list[dict[str, Any]], pair_id: str | None = None,
+             partner: Chunk | None = None, categories: list[str] | None = None) -> dict[str, Any]:
+        after = analyze(_as_clear(released, changes), self.release)
+        return {
+            "schema": LOG_SCHEMA,
+            "release": dict(self._echo),
+            "doc_id": chunk.doc_id,
+            "chunk_index": chunk.chunk_index,
+            "chunk_key": chunk.key,
+            "pool": pool,
+            "action": action,
+            "reason": reason,
+            "rare": bool(entry.rare) if entry else False,
+            "seen_count": int(entry.seen_count) if entry else 0,
+            "tuple_digest": entry.j_digest if entry else None,
+            "pair_id": pair_id,
+            "partner": None if partner is None else {"doc_id": partner.doc_id, "chunk_index": partner.chunk_index,
+                                                     "chunk_key": partner.key},
+            "categories": categories or [],
+            "tuple_before": an.tuple(self.release.join_separator),
+            "tuple_after": after.tuple(self.release.join_separator),
+            "changes": changes,
+            "released_at": float(self.clock()),
+        }
+
+
+
 class SwapProcessor:
     """See the module docstring. ``rng``: ``random.Random`` (seed it for reproducible runs);
     ``clock``: seconds, used to stamp pool entries (``expire(now)`` compares against it)."""
@@ -110,7 +222,7 @@ class SwapProcessor:
         self.rng = rng or random.Random()
         self.clock = clock
         self.claim_retries = claim_retries
-        self._echo = release.to_echo()
+        self.releaser = Releaser(release, clock)
 
     # -- public API -------------------------------------------------------------------------------
     def offer(self, chunk: Chunk) -> SwapOutput:
@@ -130,7 +242,7 @@ class SwapProcessor:
         rare = seen < release.rare_k
         wants = rare or self.rng.random() < release.swap_rate
         entry = PoolEntry(chunk.key, chunk.doc_id, rare, "rare" if rare else "selected", j_digest,
-                          self._u_digest(an), list(an.presence(J)), float(self.clock()), int(seen))
+                          self.releaser.u_digest(an), list(an.presence(J)), float(self.clock()), int(seen))
         offer = _Offer(chunk, an, entry, wants)
 
         paired = self._pair(pool, offer)
@@ -183,14 +295,9 @@ class SwapProcessor:
             self.pools.ack(list(tokens))
 
     # -- pairing ----------------------------------------------------------------------------------
-    def _valid(self, ours: PoolEntry, theirs: PoolEntry) -> bool:
-        return (theirs.doc_id != ours.doc_id and theirs.chunk_id != ours.chunk_id
-                and theirs.presence == ours.presence and theirs.j_digest != ours.j_digest
-                and theirs.u_digest != ours.u_digest)
-
     def _pair(self, pool: str, offer: _Offer) -> SwapOutput | None:
         for _ in range(self.claim_retries):
-            candidates = [e for e in self.pools.entries(pool) if self._valid(offer.entry, e)]
+            candidates = [e for e in self.pools.entries(pool) if valid_pair(offer.entry, e)]
             if not offer.wants:
                 candidates = [e for e in candidates if e.rare] if self.release.donors else []
             if not candidates:
@@ -217,12 +324,12 @@ class SwapProcessor:
         ours = {c: offer.analysis.values[c] for c in J if offer.analysis.values.get(c)}
         theirs = {c: p_an.values[c] for c in J if p_an.values.get(c)}
         out = SwapOutput()
-        a_chunk, a_log = self._finalize(offer.chunk, offer.analysis, swap=theirs)
-        b_chunk, b_log = self._finalize(partner, p_an, swap=ours)
+        a_chunk, a_log = self.releaser.finalize(offer.chunk, offer.analysis, swap=theirs)
+        b_chunk, b_log = self.releaser.finalize(partner, p_an, swap=ours)
         out.chunks += [a_chunk, b_chunk]
-        out.log.append(self._log(offer.chunk, pool, "swapped", reason, offer.entry, offer.analysis, a_chunk,
+        out.log.append(self.releaser.log(offer.chunk, pool, "swapped", reason, offer.entry, offer.analysis, a_chunk,
                                  a_log, pair_id, partner, sorted(theirs, key=CATEGORIES.index)))
-        out.log.append(self._log(partner, pool, "swapped", partner_entry.reason, partner_entry, p_an, b_chunk,
+        out.log.append(self.releaser.log(partner, pool, "swapped", partner_entry.reason, partner_entry, p_an, b_chunk,
                                  b_log, pair_id, offer.chunk, sorted(ours, key=CATEGORIES.index)))
         return out
 
@@ -234,10 +341,10 @@ class SwapProcessor:
         chunk = Chunk.from_wire(wire)
         an = analyze(chunk, self.release)
         policy = self.release.fallback if entry.rare else None
-        released, changes = self._finalize(chunk, an, fallback=policy)
+        released, changes = self.releaser.finalize(chunk, an, fallback=policy)
         action = _fallback_action(changes, self.release.swapped) if policy else "untouched"
         token = secrets.token_hex(8)
-        out = SwapOutput([released], [self._log(chunk, pool, action, reason, entry, an, released, changes)])
+        out = SwapOutput([released], [self.releaser.log(chunk, pool, action, reason, entry, an, released, changes)])
         if not self.pools.claim(pool, [entry.chunk_id], [], token, out.to_payload(), self.release.pool.ttl_seconds):
             return SwapOutput()  # another worker took it
         out.tokens.append(token)
@@ -246,111 +353,16 @@ class SwapProcessor:
     def _direct(self, chunk: Chunk, an: Analysis, action: str, reason: str,
                 entry: PoolEntry | None = None) -> SwapOutput:
         """Release a chunk that never entered a pool (its input offset covers it: no outbox)."""
-        released, changes = self._finalize(chunk, an)
-        return SwapOutput([released], [self._log(chunk, pool_of(chunk), action, reason, entry, an, released,
+        released, changes = self.releaser.finalize(chunk, an)
+        return SwapOutput([released], [self.releaser.log(chunk, pool_of(chunk), action, reason, entry, an, released,
                                                  changes)])
 
-    # -- rewriting --------------------------------------------------------------------------------
-    def _u_digest(self, an: Analysis) -> str:
-        """Digest of the values on the unswapped categories as they will be released."""
-        release = self.release
-        keys: dict[str, list[str]] = {}
-        for c in release.unswapped:
-            values = an.values.get(c)
-            if not values:
-                continue
-            status = release.status(c)
-            if status == "C":
-                keys[c] = [norm_key(release.placeholder(c))]
-            elif status == "G":
-                gen = release.generalizer(c)
-                keys[c] = [norm_key(gen.generalize(v, c)) for v in values]
-            else:
-                keys[c] = an.keys[c]
-        return digest_of(keys)
-
-    def _fallback_fn(self, category: str, policy: str) -> Callable[[str], tuple[str, str]]:
-        placeholder = self.release.placeholder(category)
-        if policy == "suppress":
-            return lambda v: (placeholder, rewrite.OP_SUPPRESS)
-        gen = self.release.generalizer(category)
-
-        def fn(v: str) -> tuple[str, str]:
-            g = gen.generalize(v, category)
-            if norm_key(g) == norm_key(v):  # could not coarsen: a placeholder protects it
-                return placeholder, rewrite.OP_SUPPRESS
-            return g, rewrite.OP_GENERALIZE
-
-        return fn
-
-    def _finalize(self, chunk: Chunk, an: Analysis, swap: dict[str, list[str]] | None = None,
-                  fallback: str | None = None) -> tuple[Chunk, list[dict[str, Any]]]:
-        """Rewrite one chunk: swap values (or the fallback) on J, release-wide C/G operators,
-        DIRECT identifiers in clear suppressed. Returns the released chunk and its changes with
-        ``old`` (for the log only)."""
-        release = self.release
-        plans: list[rewrite.SitePlan] = []
-        by_category: dict[str, list] = {}
-        for site in an.sites:
-            if site.direct:
-                placeholder = release.placeholder(site.category)
-                plans += rewrite.plan_map([site], lambda v, p=placeholder: p, rewrite.OP_SUPPRESS)
-            else:
-                by_category.setdefault(site.category, []).append(site)
-        for category, sites in by_category.items():
-            status = release.status(category)
-            if status == "S":
-                if swap and category in swap:
-                    plans += rewrite.plan_swap(sites, swap[category])
-                elif fallback:
-                    fn = self._fallback_fn(category, fallback)
-                    for site in sites:
-                        mapped = [fn(v) for v in site.values]
-                        op = (rewrite.OP_GENERALIZE if all(o == rewrite.OP_GENERALIZE for _, o in mapped)
-                              else rewrite.OP_SUPPRESS)
-                        plans += rewrite.plan_map([site], lambda v, m=dict(zip(site.values, mapped)): m[v][0], op)
-            elif status == "C":
-                placeholder = release.placeholder(category)
-                plans += rewrite.plan_map(sites, lambda v, p=placeholder: p, rewrite.OP_SUPPRESS)
-            elif status == "G":
-                gen = release.generalizer(category)
-                plans += rewrite.plan_map(sites, lambda v, g=gen, c=category: g.generalize(v, c),
-                                          rewrite.OP_GENERALIZE)
-        result = rewrite.apply(chunk.text, chunk.entities or [], plans)
-        released = _copy(chunk)
-        released.text = result.text
-        released.entities = result.entities
-        released.changes = result.changes
-        released.release = dict(self._echo)
-        released.embedding = None
-        logged = [{**c, "old": old} for c, old in zip(result.changes, result.old)]
-        return released, logged
-
-    def _log(self, chunk: Chunk, pool: str, action: str, reason: str, entry: PoolEntry | None, an: Analysis,
-             released: Chunk, changes: list[dict[str, Any]], pair_id: str | None = None,
-             partner: Chunk | None = None, categories: list[str] | None = None) -> dict[str, Any]:
-        after = analyze(_as_clear(released, changes), self.release)
-        return {
-            "schema": LOG_SCHEMA,
-            "release": dict(self._echo),
-            "doc_id": chunk.doc_id,
-            "chunk_index": chunk.chunk_index,
-            "chunk_key": chunk.key,
-            "pool": pool,
-            "action": action,
-            "reason": reason,
-            "rare": bool(entry.rare) if entry else False,
-            "seen_count": int(entry.seen_count) if entry else 0,
-            "tuple_digest": entry.j_digest if entry else None,
-            "pair_id": pair_id,
-            "partner": None if partner is None else {"doc_id": partner.doc_id, "chunk_index": partner.chunk_index,
-                                                     "chunk_key": partner.key},
-            "categories": categories or [],
-            "tuple_before": an.tuple(self.release.join_separator),
-            "tuple_after": after.tuple(self.release.join_separator),
-            "changes": changes,
-            "released_at": float(self.clock()),
-        }
+def valid_pair(ours: PoolEntry, theirs: PoolEntry) -> bool:
+    """§2.1/§2.3: different document, a difference on the unswapped categories (as released) and on
+    J, and values on the same J categories (same pool is the caller's part)."""
+    return (theirs.doc_id != ours.doc_id and theirs.chunk_id != ours.chunk_id
+            and theirs.presence == ours.presence and theirs.j_digest != ours.j_digest
+            and theirs.u_digest != ours.u_digest)
 
 
 def _fallback_action(changes: list[dict[str, Any]], swapped: tuple[str, ...]) -> str:
