@@ -1,0 +1,221 @@
+"""The streaming swap core: pairing rules, rare-first, fallbacks, restart/redelivery behaviour."""
+from __future__ import annotations
+
+import copy
+import random
+
+import pytest
+
+from anonstream import contracts
+from anonstream.swap import InMemoryPoolStore, InMemoryTupleCounts, Release, SwapProcessor
+from anonstream.swap.release import DEFAULT_RELEASE
+from anonstream.swap.testing import make_chunk
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def release(**over) -> Release:
+    obj = copy.deepcopy(DEFAULT_RELEASE)
+    for key, value in over.items():
+        if key == "categories":
+            obj["categories"].update(value)
+        elif key == "pool":
+            obj["pool"].update(value)
+        else:
+            obj[key] = value
+    return Release.from_dict(obj)
+
+
+def processor(rel=None, seed=0, pools=None, counts=None, clock=None):
+    return SwapProcessor(rel or release(), pools or InMemoryPoolStore(), counts or InMemoryTupleCounts(),
+                         random.Random(seed), clock or Clock())
+
+
+A = "{ORG:Siemens} built a plant in {LOC/GPE:Texas} in {DATETIME/DATE:May 2001}."
+B = "{ORG:ARM} opened an office in {LOC/GPE:Denmark} in {DATETIME/DATE:June 2003}."
+
+
+def test_a_rare_chunk_waits_and_pairs_with_a_valid_partner_of_another_document():
+    p = processor()
+    assert len(p.offer(make_chunk("d1", 0, A))) == 0  # unique so far: waits for a partner
+    out = p.offer(make_chunk("d2", 0, B))
+    assert [c.text for c in out.chunks] == ["Siemens opened an office in Texas in June 2003.",
+                                            "ARM built a plant in Denmark in May 2001."]
+    assert {r["action"] for r in out.log} == {"swapped"}
+    assert out.log[0]["pair_id"] == out.log[1]["pair_id"]
+    assert out.log[0]["partner"]["doc_id"] == "d1" and out.log[1]["partner"]["doc_id"] == "d2"
+    for chunk in out.chunks:
+        contracts.validate("chunk-sanitized.v1.json", chunk.to_wire())
+        assert chunk.release == p.release.to_echo() and chunk.embedding is None
+        assert "d1" not in str(chunk.to_wire()["changes"]) and "pair" not in str(chunk.to_wire())
+    for record in out.log:
+        contracts.validate("swap-log.v1.json", record)
+
+
+def test_no_swap_inside_one_document_or_across_clusters():
+    p = processor(release(swap_rate=1.0))
+    p.offer(make_chunk("d1", 0, A))
+    assert len(p.offer(make_chunk("d1", 1, B))) == 0  # same document: not a partner
+    assert len(p.offer(make_chunk("d2", 0, B, component=5))) == 0  # other cluster
+    assert len(p.offer(make_chunk("d3", 0, B, model_version=2))) == 0  # other model version
+    assert sorted(p.pools.pools()) == ["v1:c0", "v1:c5", "v2:c0"]
+
+
+def test_a_partner_must_differ_on_an_unswapped_category():
+    p = processor()
+    p.offer(make_chunk("d1", 0, "{ORG:Siemens} in {LOC/GPE:Texas} in {DATETIME/DATE:3 May 2001}."))
+    # same released Date (both generalize to "May 2001") and nothing else unswapped: a re-indexing
+    assert len(p.offer(make_chunk("d2", 0, "{ORG:ARM} in {LOC/GPE:Denmark} in {DATETIME/DATE:9 May 2001}."))) == 0
+    assert len(p.offer(make_chunk("d3", 0, "{ORG:ARM} in {LOC/GPE:Denmark} in {DATETIME/DATE:June 2001}."))) == 2
+
+
+def test_a_partner_needs_values_on_the_same_swapped_categories():
+    p = processor()
+    p.offer(make_chunk("d1", 0, A))
+    assert len(p.offer(make_chunk("d2", 0, "{ORG:ARM} in {DATETIME/DATE:June 2003}."))) == 0
+
+
+def test_chunks_without_swapped_values_leave_at_once_with_release_wide_operators():
+    p = processor()
+    out = p.offer(make_chunk("d1", 0, "At {MISC/EVENT:Expo 2000} on {DATETIME/DATE:31 August 2006} "
+                                      "{PERSON!:[PERSON_1]} spoke."))
+    assert out.chunks[0].text == "At [Event] on August 2006 [PERSON_1] spoke."
+    assert out.log[0]["action"] == "untouched" and out.log[0]["reason"] == "no_values"
+    assert [c["operator"] for c in out.chunks[0].changes] == ["suppress", "generalize"]
+
+
+def test_direct_identifiers_left_in_clear_are_suppressed():
+    p = processor()
+    out = p.offer(make_chunk("d1", 0, "{PERSON:Ann Smith} spoke.", identifier_type="DIRECT"))
+    assert out.chunks[0].text == "[Person] spoke."
+
+
+@pytest.mark.parametrize("donors", [True, False])
+def test_unselected_common_chunks_serve_as_donors_of_waiting_rare_chunks(donors):
+    p = processor(release(swap_rate=0.0, donors=donors))
+    p.offer(make_chunk("d5", 0, B, component=9))  # B's tuple seen once (rare, waits in cluster 9)
+    p.offer(make_chunk("d6", 0, B, component=9))  # twice: not rare; r = 0: leaves untouched
+    assert len(p.offer(make_chunk("d1", 0, A))) == 0  # rare: waits in cluster 0
+    out = p.offer(make_chunk("d2", 0, B))  # common and not selected
+    if donors:
+        assert [(r["reason"], r["action"]) for r in out.log] == [("donor", "swapped"), ("rare", "swapped")]
+    else:
+        assert [(r["reason"], r["action"]) for r in out.log] == [("not_selected", "untouched")]
+
+
+def test_r_selects_common_chunks_and_no_donor_without_waiting_rare_chunks():
+    rel = release(swap_rate=1.0, rare_k=1)  # k = 1: nothing is rare
+    p = processor(rel)
+    assert len(p.offer(make_chunk("d1", 0, A))) == 0  # selected (r = 1): waits
+    assert len(p.offer(make_chunk("d2", 0, B))) == 2
+    rel0 = release(swap_rate=0.0, rare_k=1)
+    p0 = processor(rel0)
+    out = p0.offer(make_chunk("d1", 0, A))
+    assert out.log[0]["action"] == "untouched" and out.log[0]["reason"] == "not_selected"
+
+
+def test_rare_waiting_partners_are_taken_first():
+    rel = release(swap_rate=1.0)
+    counts = InMemoryTupleCounts()
+    p = processor(rel, counts=counts)
+    common = "{ORG:Common} in {LOC/GPE:Everywhere} in {DATETIME/DATE:May 2001}."
+    p.offer(make_chunk("d0", 0, common))
+    p.offer(make_chunk("d0", 1, common))  # same document: cannot pair with d0/0
+    # d0/0 waited as rare (first of its tuple), d0/1 as selected (seen twice)
+    waiting = {e.chunk_id.split("|")[1]: e.rare for e in p.pools.entries("v1:c0")}
+    assert waiting == {"0": True, "1": False}
+    out = p.offer(make_chunk("d2", 0, B))
+    assert out.log[1]["chunk_index"] == 0 and out.log[1]["rare"]
+
+
+def test_timeout_gives_rare_chunks_the_fallback_and_common_ones_leave_untouched():
+    clock = Clock()
+    rel = release(swap_rate=1.0, pool={"max_wait_seconds": 30})
+    p = processor(rel, clock=clock)
+    p.offer(make_chunk("d1", 0, A))
+    p.offer(make_chunk("d1", 1, A))  # not rare (seen twice), selected, waits
+    clock.now += 10
+    assert len(p.expire()) == 0
+    clock.now += 25
+    out = p.expire()
+    assert [r["action"] for r in out.log] == ["generalized", "untouched"]
+    assert [r["reason"] for r in out.log] == ["timeout", "timeout"]
+    assert out.chunks[0].text == "[Organization] built a plant in [Location] in May 2001."
+    assert out.chunks[1].text == "Siemens built a plant in Texas in May 2001."
+    assert p.pools.pools() == []
+
+
+def test_fallback_suppress_and_generalization_that_cannot_coarsen():
+    rel = release(fallback="suppress")
+    p = processor(rel)
+    p.offer(make_chunk("d1", 0, A))
+    out = p.drain()
+    assert out.log[0]["action"] == "suppressed" and out.chunks[0].text.startswith("[Organization]")
+    # S category whose generalizer leaves the value as it is: a placeholder protects it
+    rel = release(categories={"Date": {"status": "S"}, "Organization": {"status": "U"},
+                              "Location": {"status": "U"}, "Product": {"status": "U"}})
+    p = processor(rel)
+    p.offer(make_chunk("d1", 0, "{ORG:Siemens} in {DATETIME/DATE:2006}."))
+    out = p.drain()
+    assert out.chunks[0].text == "Siemens in [Date]." and out.log[0]["action"] == "suppressed"
+
+
+def test_full_pool_releases_its_oldest_with_the_fallback():
+    rel = release(pool={"max_size": 2})
+    p = processor(rel)
+    for i in range(3):
+        out = p.offer(make_chunk("d1", i, "{ORG:Org%d} in {LOC/GPE:Here} in {DATETIME/DATE:June 2003}." % i))
+    assert [r["reason"] for r in out.log] == ["pool_full"] and out.log[0]["chunk_index"] == 0
+    assert len(p.pools.entries("v1:c0")) == 2
+
+
+def test_no_rare_chunk_leaves_unprotected():
+    p = processor(release(swap_rate=0.0), seed=3)
+    rng = random.Random(7)
+    log = []
+    for i in range(120):
+        text = "{ORG:O%d} in {LOC/GPE:L%d} in {DATETIME/DATE:%s 2003}." % (
+            rng.randrange(6), rng.randrange(3), rng.choice(["May", "June", "July"]))
+        log += p.offer(make_chunk(f"d{rng.randrange(8)}", i, text, component=rng.randrange(2))).log
+        log += p.expire(p.clock() + (i % 7)).log
+    log += p.drain().log
+    assert len(log) == 120
+    assert all(r["action"] != "untouched" for r in log if r["rare"])
+    assert {r["action"] for r in log} >= {"swapped", "untouched"}
+
+
+def test_redelivered_chunks_are_ignored_and_counted_once():
+    p = processor()
+    a = make_chunk("d1", 0, A)
+    p.offer(a)
+    assert len(p.offer(a)) == 0  # still waiting: not pooled twice
+    out = p.offer(make_chunk("d2", 0, B))
+    assert len(out) == 2
+    assert len(p.offer(a)) == 0 and len(p.offer(make_chunk("d2", 0, B))) == 0  # already released
+    assert p.counts.count(p.release.counts_scope, out.log[0]["tuple_digest"]) == 1
+
+
+def test_outputs_of_claims_stay_in_the_outbox_until_acknowledged():
+    p = processor()
+    p.offer(make_chunk("d1", 0, A))
+    out = p.offer(make_chunk("d2", 0, B))
+    assert len(out.tokens) == 1
+    recovered = p.recover()
+    assert [c.to_wire() for c in recovered.chunks] == [c.to_wire() for c in out.chunks]
+    p.ack(out)
+    assert len(p.recover()) == 0
+
+
+def test_input_chunk_is_not_mutated():
+    p = processor()
+    a = make_chunk("d1", 0, A)
+    before = a.to_wire()
+    p.offer(a)
+    p.offer(make_chunk("d2", 0, B))
+    assert a.to_wire() == before

@@ -1,0 +1,121 @@
+"""Release configuration (paper 000 eq. 2.4), category mapping and generalizers."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from anonstream import contracts
+from anonstream.records import EntitySpan
+from anonstream.swap.generalize import DateGeneralizer, Generalizer, LabelGeneralizer, register_generalizer
+from anonstream.swap.release import CATEGORIES, DEFAULT_RELEASE, Release, ReleaseInvalid, category_of
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_shipped_default_yaml_is_the_builtin_default():
+    shipped = yaml.safe_load((ROOT / "deploy" / "release.default.yaml").read_text())
+    assert shipped == DEFAULT_RELEASE
+    assert Release.from_yaml(ROOT / "deploy" / "release.default.yaml").version == Release.default().version
+
+
+def test_schema_is_in_the_contract_registry_and_accepts_the_default():
+    contracts.validate("release.v1.json", DEFAULT_RELEASE)
+
+
+def test_default_release_decisions():
+    r = Release.default()
+    assert r.swapped == ("Organization", "Product", "Location")
+    assert r.status("Person") == "U" and r.status("Event") == "C" and r.status("Date") == "G"
+    assert r.placeholder("Event") == "[Event]"
+    assert r.to_echo() == {"schema": "release.v1", "name": "default", "version": r.version}
+
+
+def test_version_is_a_content_hash_of_the_normalized_release():
+    base = copy.deepcopy(DEFAULT_RELEASE)
+    same = copy.deepcopy(base)
+    for name in ("Demographic", "Quantity", "Code", "Misc"):  # absent extra categories default to U
+        del same["categories"][name]
+    del same["pool"]["ttl_seconds"]  # default filled in
+    assert Release.from_dict(same).version == Release.from_dict(base).version
+    changed = copy.deepcopy(base)
+    changed["swap_rate"] = 0.2
+    assert Release.from_dict(changed).version != Release.from_dict(base).version
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda d: d.pop("swap_rate"), "required"),
+    (lambda d: d.update(swap_rate=1.5), "maximum"),
+    (lambda d: d["categories"].pop("Event"), "required"),
+    (lambda d: d["categories"].update(Weather={"status": "S"}), r"categories: enum"),
+    (lambda d: d["categories"]["Date"].update(status="X"), "enum"),
+    (lambda d: d.update(fallback="drop"), "enum"),
+    (lambda d: d["pool"].update(max_size=0), "minimum"),
+    (lambda d: d.update(extra=1), "additionalProperties"),
+])
+def test_invalid_releases_are_rejected_by_place_and_rule(mutate, where):
+    obj = copy.deepcopy(DEFAULT_RELEASE)
+    mutate(obj)
+    with pytest.raises(ReleaseInvalid, match=where):
+        Release.from_dict(obj)
+
+
+def test_unknown_generalizer_is_rejected():
+    obj = copy.deepcopy(DEFAULT_RELEASE)
+    obj["categories"]["Location"] = {"status": "G", "generalizer": {"name": "nope"}}
+    with pytest.raises(ReleaseInvalid, match="generalizer"):
+        Release.from_dict(obj)
+
+
+def test_generalizers_are_pluggable():
+    class Country(Generalizer):
+        name = "country"
+
+        def __init__(self, table):
+            self.table = table
+
+        def generalize(self, value, category):
+            return self.table.get(value, f"[{category}]")
+
+    register_generalizer("country", Country)
+    obj = copy.deepcopy(DEFAULT_RELEASE)
+    obj["categories"]["Location"] = {"status": "G", "generalizer": {"name": "country", "table": {"Paris": "France"}}}
+    r = Release.from_dict(obj)
+    assert r.generalizer("Location").generalize("Paris", "Location") == "France"
+
+
+@pytest.mark.parametrize("subtype, etype, category", [
+    ("ORG", "ORG", "Organization"), (None, "ORG", "Organization"), ("GPE", "LOC", "Location"),
+    ("FAC", "LOC", "Location"), ("EVENT", "MISC", "Event"), ("PRODUCT", "MISC", "Product"),
+    ("DATE", "DATETIME", "Date"), (None, "DATETIME", "Date"), ("NORP", "DEM", "Demographic"),
+    ("MONEY", "QUANTITY", "Quantity"), ("EMAIL", "CODE", "Code"), ("LAW", "MISC", "Misc"),
+    (None, "MISC", "Misc"), ("SOMETHING_NEW", "PERSON", "Person"),
+])
+def test_category_mapping(subtype, etype, category):
+    assert category_of(EntitySpan(0, 1, etype, "QUASI", "e", "x", subtype=subtype)) == category
+    assert category in CATEGORIES
+
+
+@pytest.mark.parametrize("value, month, year", [
+    ("31 August 2006", "August 2006", "2006"),
+    ("August 31, 2006", "August 2006", "2006"),
+    ("2006-08-31", "August 2006", "2006"),
+    ("31.08.2006", "August 2006", "2006"),
+    ("Monday, 3rd of March 2001", "March 2001", "2001"),
+    ("late March 2001", "March 2001", "2001"),
+    ("Sept. 2001", "September 2001", "2001"),
+    ("August 2006", "August 2006", "2006"),
+    ("2006", "2006", "2006"),
+    ("the following day", "the following day", "the following day"),
+    ("18 years", "[Date]", "[Date]"),
+])
+def test_date_generalizer(value, month, year):
+    assert DateGeneralizer("month").generalize(value, "Date") == month
+    assert DateGeneralizer("year").generalize(value, "Date") == year
+
+
+def test_label_generalizer():
+    assert LabelGeneralizer().generalize("Siemens", "Organization") == "[Organization]"
+    assert LabelGeneralizer("a company").generalize("Siemens", "Organization") == "a company"

@@ -1,0 +1,108 @@
+"""Chunk tuples (paper 000 §3.1.4) and the text rewrite (values, lists, possessives, offsets)."""
+from __future__ import annotations
+
+import pytest
+
+from anonstream.records import EntitySpan
+from anonstream.swap import rewrite
+from anonstream.swap.release import Release
+from anonstream.swap.testing import make_chunk
+from anonstream.swap.tuples import analyze, chunk_tuple, norm_key, tuple_values
+
+R = Release.default()
+
+
+def _org_sites(chunk):
+    return [s for s in analyze(chunk, R).sites if s.category == "Organization"]
+
+
+def _consistent(result):
+    for e in result.entities:
+        assert result.text[e.start:e.end] == e.text
+    for c in result.changes:
+        assert result.text[c["start"]:c["end"]] == c["new"]
+
+
+def test_tuple_joins_entities_of_a_category_in_order_of_first_mention():
+    c = make_chunk("d", 0, "{ORG:Goldman Sachs} and {ORG:Morgan Stanley} met {ORG:goldman sachs} in "
+                           "{LOC/GPE:New York} on {DATETIME/DATE:May 6}; {MISC/EVENT:Analyst Day}.")
+    assert chunk_tuple(c, R) == {"Organization": "Goldman Sachs & Morgan Stanley", "Event": "Analyst Day",
+                                 "Location": "New York", "Date": "May 6"}
+    assert list(chunk_tuple(c, R)) == ["Organization", "Event", "Location", "Date"]  # category order
+
+
+def test_tuple_leaves_out_replaced_mentions_and_possessives():
+    c = make_chunk("d", 0, "{PERSON!:[PERSON_1]} of {ORG:Siemens's} board and {ORG:Siemens}' plan.")
+    assert tuple_values(c, R) == {"Organization": ["Siemens"]}
+
+
+def test_overlapping_spans_keep_the_replaced_then_the_longer_one():
+    c = make_chunk("d", 0, "Bank of America said.")
+    c.entities = [EntitySpan(0, 15, "ORG", "QUASI", "e1", "Bank of America"),
+                  EntitySpan(8, 15, "LOC", "QUASI", "e2", "America", subtype="GPE")]
+    assert tuple_values(c, R) == {"Organization": ["Bank of America"]}
+
+
+def test_norm_key():
+    assert norm_key("The  European Court") == norm_key("european court") == "european court"
+
+
+@pytest.mark.parametrize("template, theirs, expected", [
+    # one vs one, possessive kept
+    ("{ORG:Siemens}'s plant.", ["ARM"], "ARM's plant."),
+    # bare apostrophe possessive gets its s
+    ("{ORG:Siemens}' plant.", ["ARM"], "ARM's plant."),
+    # many vs one: the list collapses
+    ("With {ORG:ARM}, {ORG:TSMC} and {ORG:Xilinx}.", ["iC-Haus"], "With iC-Haus."),
+    # one vs many: the partner's values are listed where ours was first mentioned
+    ("{ORG:Siemens} grew. {ORG:Siemens} hired.", ["Goldman Sachs", "Morgan Stanley"],
+     "Goldman Sachs and Morgan Stanley grew. Goldman Sachs hired."),
+    # a value that disappears and stands alone gets the partner's last value
+    ("{ORG:A1} met. {ORG:B2} left.", ["Z"], "Z met. Z left."),
+    # list with own separators re-rendered with them
+    ("{ORG:A1} & {ORG:B2}.", ["X", "Y", "Z"], "X, Y & Z."),
+    # no "the the", capital "The" only at a sentence start
+    ("We saw the {ORG:Acme}. {ORG:Beta} too.", ["the Union", "The Guild"], "We saw the Union. The Guild too."),
+])
+def test_swap_rewrite_cases(template, theirs, expected):
+    c = make_chunk("d", 0, template)
+    result = rewrite.apply(c.text, c.entities, rewrite.plan_swap(_org_sites(c), theirs))
+    assert result.text == expected
+    _consistent(result)
+
+
+def test_swap_gives_the_chunk_exactly_the_partners_values():
+    c = make_chunk("d", 0, "{ORG:A1}, {ORG:B2} and {ORG:C3} met {ORG:B2}. Later {ORG:C3} and {ORG:D4}'s staff.")
+    for theirs in (["X"], ["X", "Y"], ["X", "Y", "Z", "W"], ["X", "Y", "Z", "W", "V", "U"]):
+        result = rewrite.apply(c.text, c.entities, rewrite.plan_swap(_org_sites(c), theirs))
+        _consistent(result)
+        after = make_chunk("d", 0, "x")
+        after.text, after.entities = result.text, [
+            EntitySpan(e.start, e.end, e.type, e.identifier_type, e.entity_id, e.text) for e in result.entities]
+        assert tuple_values(after, R)["Organization"] == theirs
+
+
+def test_changes_and_old_values_reconstruct_the_original_text():
+    c = make_chunk("d", 0, "{ORG:ARM} and {ORG:TSMC} in {LOC/GPE:Texas} on {DATETIME/DATE:31 August 2006}.")
+    an = analyze(c, R)
+    plans = rewrite.plan_swap([s for s in an.sites if s.category == "Organization"], ["Siemens"])
+    plans += rewrite.plan_map([s for s in an.sites if s.category == "Date"], lambda v: "August 2006",
+                              rewrite.OP_GENERALIZE)
+    result = rewrite.apply(c.text, c.entities, plans)
+    assert result.text == "Siemens in Texas on August 2006."
+    text = result.text
+    for change, old in sorted(zip(result.changes, result.old), key=lambda co: -co[0]["start"]):
+        text = text[:change["start"]] + old + text[change["end"]:]
+    assert text == c.text
+    assert all("old" not in ch for ch in result.changes)  # old values stay off the chunk
+
+
+def test_untouched_entities_move_with_the_text_and_swallowed_ones_go():
+    c = make_chunk("d", 0, "{ORG:ARM} hired {PERSON!:[PERSON_1]} in {LOC/GPE:Texas}.")
+    c.entities.append(EntitySpan(0, 3, "MISC", "QUASI", "x", "ARM", surrogate=None))  # nested duplicate
+    result = rewrite.apply(c.text, c.entities, rewrite.plan_swap(_org_sites(c), ["Goldman Sachs"]))
+    assert result.text == "Goldman Sachs hired [PERSON_1] in Texas."
+    _consistent(result)
+    assert [e.text for e in result.entities] == ["Goldman Sachs", "[PERSON_1]", "Texas"]
+    swapped = result.entities[0]
+    assert swapped.surrogate == "Goldman Sachs" and swapped.entity_id == c.entities[0].entity_id
