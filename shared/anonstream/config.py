@@ -18,6 +18,7 @@
 | ANONSTREAM_MIXTURE_MIN_WEIGHT | 0.001 | lower bound ε on mixture weights |
 | ANONSTREAM_REFIT_INTERVAL_S | 60 | refit period |
 | ANONSTREAM_REFIT_MIN_SAMPLES | 32 | smallest reservoir that is refitted |
+| ANONSTREAM_REFIT_DRIFT_NATS | 25 | refit early when recent chunks' mean log-density falls this far below the model's training mean |
 | ANONSTREAM_RESERVOIR_SIZE | 20000 | embeddings kept for refits |
 | ANONSTREAM_REASSEMBLY_TTL_S | 86400 | how long a partial document waits in the sink |
 | ANONSTREAM_PSEUDONYM_KEY | (required by the pii service) | HMAC key of pseudonyms (secret; never a field here) |
@@ -53,6 +54,7 @@ class Settings:
     mixture_min_weight: float = field(default_factory=lambda: float(_env("MIXTURE_MIN_WEIGHT", "0.001")))
     refit_interval_s: float = field(default_factory=lambda: float(_env("REFIT_INTERVAL_S", "60")))
     refit_min_samples: int = field(default_factory=lambda: int(_env("REFIT_MIN_SAMPLES", "32")))
+    refit_drift_nats: float = field(default_factory=lambda: float(_env("REFIT_DRIFT_NATS", "25")))
     reservoir_size: int = field(default_factory=lambda: int(_env("RESERVOIR_SIZE", "20000")))
     reassembly_ttl_s: int = field(default_factory=lambda: int(_env("REASSEMBLY_TTL_S", "86400")))
     pseudonym_ttl_s: int = field(default_factory=lambda: int(_env("PSEUDONYM_TTL_S", "31536000")))

@@ -81,7 +81,7 @@ class StageService:
                     self.stats.update(produced=len(ticked))
                 if now - last_stats >= STATS_EVERY_S:
                     last_stats = now
-                    log.info("service %s: %s", self.stage.name, dict(self.stats))  # counts only, never text
+                    log.info("service %s: %s %s", self.stage.name, dict(self.stats), self.stage.metrics())  # numbers only
         finally:
             await consumer.stop()
             await producer.stop()

@@ -56,11 +56,12 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         return ClusterStage(stores.registry, settings.mixture_family, settings.mixture_k,
                             settings.mixture_min_weight)
     if name == "refit":
-        from ..stages.cluster import Refitter, RefitStage
+        from ..stages.refit import Refitter, RefitStage
 
         return RefitStage(Refitter(stores.reservoir, stores.registry, settings.mixture_family,
                                    settings.mixture_k, settings.mixture_min_weight,
-                                   settings.refit_interval_s, settings.refit_min_samples))
+                                   settings.refit_interval_s, settings.refit_min_samples,
+                                   settings.refit_drift_nats))
     if name == "swap":
         from ..stages.swap import PassThroughSwapStage
 

@@ -70,6 +70,10 @@ class Stage(ABC):
         """End of input (embedded runner): release whatever is still held. Default: none."""
         return []
 
+    def metrics(self) -> dict[str, Any]:
+        """Counters and gauges for the service's metrics (numbers only, never text)."""
+        return {}
+
     def after_produced(self, emits: Sequence[Emit]) -> None:
         """Called by the shell once ``emits`` are acknowledged by the broker and before the input
         offsets are committed: the place for state changes that must not precede the produce

@@ -69,10 +69,14 @@ class ClusterStage(Stage):
         self.model: SphericalMixture | None = None
         self.model_version: int | None = None
         self.registry_unavailable = 0
-        self.swaps = 0
+        self.hot_swaps = 0
 
     def decode(self, topic, obj: dict[str, Any]) -> Chunk:
         return Chunk.from_wire(obj)
+
+    def metrics(self) -> dict[str, Any]:
+        return {"model_version": self.model_version, "hot_swaps": self.hot_swaps,
+                "registry_unavailable": self.registry_unavailable}
 
     def refresh(self) -> None:
         """Load the registry's current version if it is newer than ours (hot swap)."""
@@ -83,7 +87,7 @@ class ClusterStage(Stage):
                 if stored is not None:
                     self.model = SphericalMixture.from_bytes(stored.model_bytes)
                     self.model_version = current
-                    self.swaps += 1
+                    self.hot_swaps += 1
                     log.info("cluster: now on model version %d (k=%d)", current, self.model.k)
         except StoreUnavailable:
             self.registry_unavailable += 1
@@ -115,66 +119,3 @@ class ClusterStage(Stage):
         self.model = model
         log.info("cluster: bootstrapped model version %d on %d chunks", self.model_version, len(X))
         return model_update_emit({**info, "version": self.model_version})
-
-
-class Refitter:
-    """refit's core: a reservoir of recent embeddings, refitted every ``interval_s`` seconds once it
-    holds ``min_samples`` rows; warm-started from the current model."""
-
-    def __init__(self, reservoir, registry: ModelRegistry, family: str, k: int, min_weight: float,
-                 interval_s: float, min_samples: int, clock=time.monotonic):
-        self.reservoir = reservoir
-        self.registry = registry
-        self.family = family
-        self.k = k
-        self.min_weight = min_weight
-        self.interval_s = interval_s
-        self.min_samples = min_samples
-        self.clock = clock
-        self.last_fit = clock()
-        self.embedding_model = ""
-
-    def observe(self, chunks: Sequence[Chunk]) -> None:
-        if chunks:
-            self.embedding_model = chunks[0].embedding["model"]
-            self.reservoir.add(np.asarray([c.embedding["vector"] for c in chunks], dtype=np.float32))
-
-    def maybe_refit(self, force: bool = False) -> dict[str, Any] | None:
-        """Refit and publish if due; return the model-update event or None."""
-        if not force and self.clock() - self.last_fit < self.interval_s:
-            return None
-        X = self.reservoir.sample()
-        if len(X) < self.min_samples:
-            return None
-        self.last_fit = self.clock()
-        warm = None
-        current = self.registry.current_version()
-        if current is not None and (stored := self.registry.load(current)) is not None:
-            warm = SphericalMixture.from_bytes(stored.model_bytes).mu
-        model = fit_checked(X, self.family, self.k, self.min_weight, self.embedding_model, warm)
-        info = model_info(model, "scheduled refit")
-        version = self.registry.publish(model.to_bytes(), info)
-        log.info("refit: published model version %d (n=%d, k=%d)", version, len(X), model.k)
-        return {**info, "version": version}
-
-
-class RefitStage(Stage):
-    """refit as a stage: every embedded chunk feeds the reservoir; ``tick`` refits when due."""
-
-    name = "refit"
-    version = "1"
-    inputs = (topics.CHUNKS_EMBEDDED,)
-
-    def __init__(self, refitter: Refitter):
-        self.refitter = refitter
-
-    def decode(self, topic, obj: dict[str, Any]) -> Chunk:
-        return Chunk.from_wire(obj)
-
-    def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
-        self.refitter.observe([chunk for _, chunk in items])
-        return [[] for _ in items]
-
-    def tick(self, now: float) -> list[Emit]:
-        event = self.refitter.maybe_refit()
-        return [] if event is None else [model_update_emit(event)]

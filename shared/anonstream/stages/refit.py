@@ -1,0 +1,126 @@
+"""refit: keep a reservoir of recent embeddings and refit the mixture, on a schedule and on drift.
+
+Drift is measured as the drop of the mean log-density (paper 000, eq. 2.1–2.3) of recent chunks
+under the current model below the model's own training mean, in nats per chunk. A fitted model that
+fails its sanity checks (NaN, empty components, ρ outside [0, 1)) is never published.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import topics
+from ..mixture.model import SphericalMixture
+from ..records import Chunk
+from ..stores.base import ModelRegistry, Reservoir
+from .base import Emit, Stage
+from .cluster import fit_checked, model_info, model_update_emit
+
+log = logging.getLogger(__name__)
+
+
+class Refitter:
+    def __init__(self, reservoir: Reservoir, registry: ModelRegistry, family: str, k: int, min_weight: float,
+                 interval_s: float, min_samples: int, drift_nats: float = 25.0, window: int = 500,
+                 clock=time.monotonic):
+        self.reservoir = reservoir
+        self.registry = registry
+        self.family, self.k, self.min_weight = family, k, min_weight
+        self.interval_s = interval_s
+        self.min_samples = min_samples
+        self.drift_nats = drift_nats
+        self.recent: deque[float] = deque(maxlen=window)
+        self.clock = clock
+        self.last_fit = clock()
+        self.embedding_model = ""
+        self._model: SphericalMixture | None = None
+        self._model_version: int | None = None
+        self.published = 0
+        self.rejected = 0
+
+    def _current_model(self) -> SphericalMixture | None:
+        version = self.registry.current_version()
+        if version is not None and version != self._model_version:
+            stored = self.registry.load(version)
+            if stored is not None:
+                self._model, self._model_version = SphericalMixture.from_bytes(stored.model_bytes), version
+                self.recent.clear()  # drift is measured against the model in force
+        return self._model
+
+    def observe(self, chunks: Sequence[Chunk]) -> None:
+        if not chunks:
+            return
+        self.embedding_model = chunks[0].embedding["model"]
+        X = np.asarray([c.embedding["vector"] for c in chunks], dtype=np.float32)
+        self.reservoir.add(X)
+        model = self._current_model()
+        if model is not None and X.shape[1] == model.dim:
+            self.recent.extend(model.log_density(X).tolist())
+
+    def drift(self) -> float | None:
+        """Training mean log-density minus the recent mean (nats per chunk); None if unknown."""
+        if self._model is None or len(self.recent) < self.min_samples:
+            return None
+        return self._model.train_loglik / self._model.n_train - float(np.mean(self.recent))
+
+    def due(self) -> str | None:
+        drift = self.drift()
+        if drift is not None and drift > self.drift_nats:
+            return f"drift {drift:.1f} nats"
+        if self.clock() - self.last_fit >= self.interval_s:
+            return "scheduled refit"
+        return None
+
+    def maybe_refit(self) -> dict[str, Any] | None:
+        """Refit and publish when due; return the model-update event or None."""
+        reason = self.due()
+        if reason is None:
+            return None
+        X = self.reservoir.sample()
+        if len(X) < self.min_samples:
+            return None
+        self.last_fit = self.clock()
+        current = self._current_model()
+        warm = current.mu if current is not None else None
+        try:
+            model = fit_checked(X, self.family, self.k, self.min_weight, self.embedding_model, warm)
+        except ValueError as exc:
+            self.rejected += 1
+            log.error("refit: model not published: %s", exc)
+            return None
+        info = model_info(model, reason)
+        version = self.registry.publish(model.to_bytes(), info)
+        self.published += 1
+        log.info("refit: published model version %d (%s, n=%d, k=%d)", version, reason, len(X), model.k)
+        return {**info, "version": version}
+
+
+class RefitStage(Stage):
+    """refit as a stage: every embedded chunk feeds the reservoir; ``tick`` refits when due."""
+
+    name = "refit"
+    version = "1"
+    inputs = (topics.CHUNKS_EMBEDDED,)
+
+    def __init__(self, refitter: Refitter):
+        self.refitter = refitter
+
+    def decode(self, topic, obj: dict[str, Any]) -> Chunk:
+        return Chunk.from_wire(obj)
+
+    def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
+        self.refitter.observe([chunk for _, chunk in items])
+        return [[] for _ in items]
+
+    def tick(self, now: float) -> list[Emit]:
+        event = self.refitter.maybe_refit()
+        return [] if event is None else [model_update_emit(event)]
+
+    def metrics(self) -> dict[str, Any]:
+        drift = self.refitter.drift()
+        return {"reservoir_seen": self.refitter.reservoir.seen(), "published": self.refitter.published,
+                "rejected": self.refitter.rejected, "drift_nats": None if drift is None else round(drift, 2)}
