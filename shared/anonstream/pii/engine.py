@@ -2,103 +2,57 @@
 
 Contract used by the pii stage and the embedded runner:
 
-* ``DocumentEntities`` — per-document entity registry; chunks of one document are processed in order
-  with the same registry; ``to_state()``/``from_state()`` make it JSON-able (the service keeps it in Redis).
-* ``PseudonymStore`` — ``surrogate_for(namespace, entity_key, entity_type)`` returns a consistent surrogate.
-* ``PiiEngine.detect(text, entities)`` and ``PiiEngine.process(text, entities, pseudonyms, namespace)``.
+* ``DocumentEntities`` (grouping.py) — per-document entity registry; chunks of one document are processed
+  in order with the same registry; ``to_state()``/``from_state()`` make it JSON-able (the service keeps it
+  in Redis between chunks).
+* ``PseudonymStore`` — ``surrogate_for(namespace, entity_key, entity_type)`` returns a consistent surrogate;
+  ``InMemoryPseudonymStore`` here, ``RedisPseudonymStore`` in ``anonstream.stores.redis_pseudonyms``.
+* ``PiiEngine.detect(text, entities)`` → ``list[EntitySpan]`` (offsets into ``text``, nothing rewritten);
+  ``PiiEngine.process(text, entities, pseudonyms, namespace)`` → ``(new_text, spans)`` with offsets into the
+  new text; replaced spans carry ``surrogate`` (and ``text`` = the surrogate: raw PII does not leave the
+  stage); spans left in clear for the swap stage have ``surrogate=None``.
+* ``detect_many`` / ``process_many`` batch spaCy with ``nlp.pipe``.
+
+Pipeline per text: recognizers (spaCy NER, patterns, gazetteers, titles, initials, acronyms, deny list) →
+span refinement and overlap resolution (merge.py) → allow list → grouping (grouping.py) → identifier typing
+per entity (policy.py; an entity's type only goes up, DIRECT > QUASI > NO_MASK) → operators (operators.py)
+on spans whose type is in ``mask_now_types`` and whose identifier type is not NO_MASK.
 """
 from __future__ import annotations
 
+import logging
 import re
 import threading
-import unicodedata
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from ..records import EntitySpan
 from .base import Detection, Recognizer
+from .gazetteer import (
+    AcronymRecognizer, GazetteerRecognizer, InitialsRecognizer, InstitutionRecognizer, LetterNameRecognizer,
+    ListRecognizer, TitleRecognizer,
+)
+from .grouping import DocumentEntities, normalize
+from .keys import KeyRing
+from .merge import combine_adjacent, refine, resolve_overlaps
 from .ner import SpacyNerRecognizer
-from .patterns import EmailRecognizer, PhoneRecognizer, UrlRecognizer
+from .operators import Operator, OperatorContext, make_operator
+from .patterns import (
+    CardRecognizer, CaseNumberRecognizer, DateTimeRecognizer, EmailRecognizer, IbanRecognizer, IpRecognizer,
+    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, UrlRecognizer,
+)
+from .policy import IdentifierPolicy, country_of, make_policy, rank_max
+
+__all__ = [
+    "DocumentEntities", "PseudonymStore", "InMemoryPseudonymStore", "PiiConfig", "PiiEngine", "PATTERN_LABELS",
+]
+
+log = logging.getLogger(__name__)
+_STATE_WORDS = re.compile(r"\b(?:Government|Republic|Kingdom|State|Confederation|Federation|Authorities|Grand Duchy|Principality)\b")
 
 # Subtypes whose placeholder label is the subtype itself ([EMAIL_1] rather than [CODE_1]).
 PATTERN_LABELS = ("EMAIL", "URL", "PHONE", "IBAN", "CARD", "IP")
-_TITLE = re.compile(r"^(?:mr|mrs|ms|miss|dr|prof|judge|sir|madam|mme|mlle|m)\.?\s+", re.I)
-
-
-def normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return re.sub(r"\s+", " ", text).strip(" .,;:'\"’")
-
-
-# ---------------------------------------------------------------------------------------------
-# Per-document entity registry
-# ---------------------------------------------------------------------------------------------
-class DocumentEntities:
-    """Entities of one document seen so far (grouping state carried across its chunks)."""
-
-    def __init__(self, doc_id: str = ""):
-        self.doc_id = doc_id
-        self.entities: list[dict[str, Any]] = []  # {id, type, key, forms, count, identifier_type, subtype}
-        self._by_form: dict[tuple[str, str], int] = {}
-
-    def _new_id(self) -> str:
-        n = len(self.entities) + 1
-        return f"{self.doc_id}_e{n}" if self.doc_id else f"e{n}"
-
-    def resolve(self, entity_type: str, text: str, subtype: str | None = None) -> dict[str, Any]:
-        """Return the entity this mention belongs to, creating it if new."""
-        form = normalize(text)
-        bare = _TITLE.sub("", form) if entity_type == "PERSON" else form
-        idx = self._by_form.get((entity_type, bare))
-        if idx is None and entity_type == "PERSON":
-            idx = self._match_person(bare)
-        if idx is None:
-            ent = {
-                "id": self._new_id(),
-                "type": entity_type,
-                "key": f"{entity_type}:{bare}",
-                "forms": [bare],
-                "count": 0,
-                "subtype": subtype,
-                "identifier_type": None,
-            }
-            self.entities.append(ent)
-            idx = len(self.entities) - 1
-        ent = self.entities[idx]
-        ent["count"] += 1
-        if bare not in ent["forms"]:
-            ent["forms"].append(bare)
-        self._by_form[(entity_type, bare)] = idx
-        return ent
-
-    def _match_person(self, bare: str) -> int | None:
-        tokens = bare.split()
-        if not tokens:
-            return None
-        candidates = []
-        for i, ent in enumerate(self.entities):
-            if ent["type"] != "PERSON":
-                continue
-            for f in ent["forms"]:
-                ft = f.split()
-                # "polat" ~ "cengiz polat" (surname), "cengiz polat" ~ "polat"
-                if ft and (tokens[-1] == ft[-1]) and (len(tokens) == 1 or len(ft) == 1 or tokens[0] == ft[0]):
-                    candidates.append(i)
-                    break
-        return candidates[0] if len(candidates) == 1 else None
-
-    def to_state(self) -> dict[str, Any]:
-        return {"version": 1, "doc_id": self.doc_id, "entities": [dict(e) for e in self.entities]}
-
-    @classmethod
-    def from_state(cls, state: dict[str, Any]) -> "DocumentEntities":
-        obj = cls(state.get("doc_id", ""))
-        obj.entities = [dict(e) for e in state.get("entities", [])]
-        for i, ent in enumerate(obj.entities):
-            for f in ent["forms"]:
-                obj._by_form[(ent["type"], f)] = i
-        return obj
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,7 +66,7 @@ class PseudonymStore(ABC):
 
 
 class InMemoryPseudonymStore(PseudonymStore):
-    """Process-local store (embedded runner, tests): ``[TYPE_n]`` with n allocated per (namespace, type)."""
+    """Process-local store (embedded runner, tests): ``[TYPE_n]``, n allocated per (namespace, type)."""
 
     def __init__(self, template: str = "[{type}_{index}]"):
         self.template = template
@@ -133,44 +87,120 @@ class InMemoryPseudonymStore(PseudonymStore):
 
 
 # ---------------------------------------------------------------------------------------------
-# Configuration and engine
+# Configuration
 # ---------------------------------------------------------------------------------------------
+ALL_RECOGNIZERS = ("ner", "email", "url", "phone", "iban", "card", "ip", "case_number", "datetime", "money",
+                   "quantity", "gazetteer", "title", "initials", "acronym", "institution", "letter_name")
+
+
 @dataclass
 class PiiConfig:
     spacy_model: str | None = None
+    # The NER needs tok2vec+ner; the tagger (+attribute_ruler) gives POS for counted quantities ("five co-accused").
+    spacy_disable: tuple[str, ...] = ("parser", "lemmatizer")
+    recognizers: tuple[str, ...] = ALL_RECOGNIZERS
+    phone_regions: tuple[str, ...] = ("US", "GB", "DE", "FR", "DK", "PL", "TR", "NO", "SE", "IT", "ES", "NL")
+    min_score: float = 0.5
+    confident: float = 0.75
+    cardinals: bool = True  # counted quantities from NER CARDINAL + noun ("30 hearings")
+    policy: Any = "rules"  # "rules" | "voting" | {"kind": "voting", "k": 3} | {RulePolicy options}
     # Types whose mentions are replaced now (the rest stay in clear for the swap stage).
     mask_now_types: tuple[str, ...] = ("PERSON", "CODE")
-    min_score: float = 0.5
-
-
-class PiiEngine:
-    def __init__(self, nlp: Any, recognizers: list[Recognizer], config: PiiConfig):
-        self.nlp = nlp
-        self.recognizers = recognizers
-        self.config = config
+    operators: dict[str, Any] = field(default_factory=lambda: {"default": "indexed"})  # label/type -> operator
+    allow_list: tuple[str, ...] = ()  # phrases never reported (exact, case-insensitive)
+    deny_list: dict[str, str] = field(default_factory=dict)  # phrase -> TAB type, always reported
+    batch_size: int = 16
 
     @classmethod
-    def from_config(cls, config: "PiiConfig | None" = None) -> "PiiEngine":
+    def from_dict(cls, obj: dict[str, Any]) -> "PiiConfig":
+        obj = dict(obj)
+        for k in ("spacy_disable", "recognizers", "phone_regions", "mask_now_types", "allow_list"):
+            if k in obj and obj[k] is not None:
+                obj[k] = tuple(obj[k])
+        return cls(**obj)
+
+    @classmethod
+    def load(cls, path: str) -> "PiiConfig":
+        import yaml
+
+        with open(path, encoding="utf-8") as fh:
+            return cls.from_dict(yaml.safe_load(fh) or {})
+
+
+def build_recognizers(config: PiiConfig) -> list[Recognizer]:
+    enabled = set(config.recognizers)
+    table: list[tuple[str, Any]] = [
+        ("ner", lambda: SpacyNerRecognizer(cardinals=config.cardinals)),
+        ("email", EmailRecognizer), ("url", UrlRecognizer),
+        ("phone", lambda: PhoneRecognizer(regions=tuple(config.phone_regions))),
+        ("iban", IbanRecognizer), ("card", CardRecognizer), ("ip", IpRecognizer),
+        ("case_number", CaseNumberRecognizer), ("datetime", DateTimeRecognizer), ("money", MoneyRecognizer),
+        ("quantity", QuantityRecognizer), ("gazetteer", GazetteerRecognizer), ("title", TitleRecognizer),
+        ("initials", InitialsRecognizer), ("acronym", AcronymRecognizer), ("institution", InstitutionRecognizer),
+        ("letter_name", LetterNameRecognizer),
+    ]
+    out = [factory() for name, factory in table if name in enabled]
+    if config.deny_list:
+        out.append(ListRecognizer(dict(config.deny_list)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Engine
+# ---------------------------------------------------------------------------------------------
+class PiiEngine:
+    def __init__(self, nlp: Any, recognizers: Sequence[Recognizer], config: PiiConfig | None = None,
+                 policy: IdentifierPolicy | None = None, keys: KeyRing | None = None):
+        self.nlp = nlp
+        self.recognizers = list(recognizers)
+        self.config = config or PiiConfig()
+        self.policy = policy or make_policy(self.config.policy)
+        self.keys = keys
+        self._allow = frozenset(normalize(a) for a in self.config.allow_list)
+        self._operators: dict[str, Operator] = {k: make_operator(v) for k, v in self.config.operators.items()}
+        if "default" not in self._operators:
+            self._operators["default"] = make_operator("indexed")
+        if self.keys is None and any(op.name == "hash" for op in self._operators.values()):
+            self.keys = KeyRing.from_env(required=False)
+            if self.keys.ephemeral_key:
+                log.warning("ANONSTREAM_PSEUDONYM_KEY not set: the hash operator uses a random per-run key")
+
+    @classmethod
+    def from_config(cls, config: "PiiConfig | None" = None, keys: KeyRing | None = None) -> "PiiEngine":
         from .spacy_model import load_spacy
 
         config = config or PiiConfig()
-        nlp = load_spacy(config.spacy_model)
-        recognizers: list[Recognizer] = [SpacyNerRecognizer(), EmailRecognizer(), UrlRecognizer(), PhoneRecognizer()]
-        return cls(nlp, recognizers, config)
+        nlp = load_spacy(config.spacy_model, disable=config.spacy_disable)
+        return cls(nlp, build_recognizers(config), config, keys=keys)
 
     # -- detection ---------------------------------------------------------------------------
-    def _detections(self, text: str, doc: Any) -> list[Detection]:
+    def detections(self, text: str, doc: Any) -> list[Detection]:
+        """All recognizers, refined spans, min-score filter, allow list, overlaps resolved."""
         found: list[Detection] = []
         for r in self.recognizers:
-            found.extend(d for d in r.analyze(text, doc) if d.score >= self.config.min_score)
-        return _resolve_overlaps(found)
+            found.extend(r.analyze(text, doc))
+        found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()]
+        if self._allow:
+            found = [d for d in found if normalize(text[d.start : d.end]) not in self._allow]
+        return combine_adjacent(text, resolve_overlaps(found, self.config.confident))
 
     def _to_spans(self, text: str, dets: list[Detection], entities: DocumentEntities) -> list[EntitySpan]:
-        spans = []
+        resolved = []
         for d in dets:
-            ent = entities.resolve(d.type, text[d.start : d.end], d.subtype)
-            if ent["identifier_type"] is None:
-                ent["identifier_type"] = "DIRECT" if d.type in ("PERSON", "CODE") else "QUASI"
+            surface = text[d.start : d.end]
+            ent = entities.resolve(d.type, surface, d.subtype, d.recognizer, following=text[d.end : d.end + 16])
+            ent["surface"] = ent.get("surface") or surface
+            if d.type in ("LOC", "DEM", "ORG") and ent.get("country") is None:
+                ent["country"] = country_of(ent["forms"][0]) or ""
+            if ent.get("country"):
+                # the state as an actor ("Polish Government", "Republic of Poland") signals the document's
+                # background country far more than places or nationalities do
+                entities.count_country(ent["country"], 10 if _STATE_WORDS.search(surface) else 1)
+            resolved.append((d, ent))
+        for ent in {id(e): e for _, e in resolved}.values():
+            ent["identifier_type"] = rank_max(ent.get("identifier_type"), self.policy.classify(ent, entities))
+        spans = []
+        for d, ent in resolved:
             spans.append(
                 EntitySpan(
                     start=d.start,
@@ -188,25 +218,47 @@ class PiiEngine:
 
     def detect(self, text: str, entities: DocumentEntities) -> list[EntitySpan]:
         doc = self.nlp(text)
-        return self._to_spans(text, self._detections(text, doc), entities)
+        return self._to_spans(text, self.detections(text, doc), entities)
 
-    def detect_many(self, texts: Iterable[str], entities: Iterable[DocumentEntities], batch_size: int = 16):
+    def detect_many(self, texts: Iterable[str], entities: Iterable[DocumentEntities],
+                    batch_size: int | None = None) -> list[list[EntitySpan]]:
         texts = list(texts)
         out = []
-        for text, doc, ents in zip(texts, self.nlp.pipe(texts, batch_size=batch_size), entities):
-            out.append(self._to_spans(text, self._detections(text, doc), ents))
+        docs = self.nlp.pipe(texts, batch_size=batch_size or self.config.batch_size)
+        for text, doc, ents in zip(texts, docs, entities):
+            out.append(self._to_spans(text, self.detections(text, doc), ents))
+        return out
+
+    def explain(self, text: str, entities: DocumentEntities) -> list[dict[str, Any]]:
+        """Decision trace per span: recognizer, rule, score, context words, entity and policy verdict.
+        (Contains the mention text: for debugging on test data, never for logs.)"""
+        doc = self.nlp(text)
+        dets = self.detections(text, doc)
+        spans = self._to_spans(text, dets, entities)
+        out = []
+        for d, s in zip(dets, spans):
+            ent = entities.by_id(s.entity_id) or {}
+            out.append({"start": s.start, "end": s.end, "text": s.text, "type": s.type, "subtype": s.subtype,
+                        "identifier_type": s.identifier_type, "entity_id": s.entity_id, **d.trace(),
+                        "policy": self.policy.trace(ent, entities) if ent else None})
         return out
 
     # -- rewriting ---------------------------------------------------------------------------
-    def _label(self, span: EntitySpan) -> str:
+    @staticmethod
+    def label(span: EntitySpan) -> str:
         if span.type == "CODE" and span.subtype in PATTERN_LABELS:
             return span.subtype
         return span.type
 
-    def apply(
-        self, text: str, spans: list[EntitySpan], entities: DocumentEntities, pseudonyms: PseudonymStore, namespace: str
-    ) -> tuple[str, list[EntitySpan]]:
-        keys = {e["id"]: e["key"] for e in entities.entities}
+    def _operator(self, label: str, type_: str) -> Operator:
+        return self._operators.get(label) or self._operators.get(type_) or self._operators["default"]
+
+    def masks_now(self, span: EntitySpan) -> bool:
+        return span.type in self.config.mask_now_types and span.identifier_type != "NO_MASK"
+
+    def apply(self, text: str, spans: list[EntitySpan], entities: DocumentEntities, pseudonyms: PseudonymStore,
+              namespace: str = "default") -> tuple[str, list[EntitySpan]]:
+        """Replace the spans the policy masks now; offsets of all spans are moved into the new text."""
         pieces: list[str] = []
         out: list[EntitySpan] = []
         cursor = 0  # in the original text
@@ -214,12 +266,17 @@ class PiiEngine:
         for span in sorted(spans, key=lambda s: s.start):
             orig_start, orig_end = span.start, span.end
             pieces.append(text[cursor:orig_start])
-            replace = span.type in self.config.mask_now_types and span.identifier_type != "NO_MASK"
             new_text = text[orig_start:orig_end]
-            if replace:
-                new_text = pseudonyms.surrogate_for(namespace, keys[span.entity_id], self._label(span))
-                span.surrogate = new_text
-                span.text = new_text  # the span describes the NEW text: raw PII never leaves the stage
+            if self.masks_now(span):
+                ent = entities.by_id(span.entity_id)
+                label = self.label(span)
+                ctx = OperatorContext(label=label, entity_key=(ent or {}).get("key", f"{span.type}:{normalize(new_text)}"),
+                                      namespace=namespace, pseudonyms=pseudonyms, keys=self.keys)
+                op = self._operator(label, span.type)
+                new_text = op.apply(new_text, ctx)
+                if op.name != "keep":
+                    span.surrogate = new_text
+                    span.text = new_text  # the span describes the NEW text: raw PII does not leave the stage
             pieces.append(new_text)
             span.start = orig_start + shift
             span.end = span.start + len(new_text)
@@ -229,26 +286,13 @@ class PiiEngine:
         pieces.append(text[cursor:])
         return "".join(pieces), out
 
-    def process(
-        self, text: str, entities: DocumentEntities, pseudonyms: PseudonymStore, namespace: str = "default"
-    ) -> tuple[str, list[EntitySpan]]:
-        spans = self.detect(text, entities)
-        return self.apply(text, spans, entities, pseudonyms, namespace)
+    def process(self, text: str, entities: DocumentEntities, pseudonyms: PseudonymStore,
+                namespace: str = "default") -> tuple[str, list[EntitySpan]]:
+        return self.apply(text, self.detect(text, entities), entities, pseudonyms, namespace)
 
-    def process_many(self, texts, entities, pseudonyms: PseudonymStore, namespace: str = "default"):
+    def process_many(self, texts: Iterable[str], entities: Iterable[DocumentEntities], pseudonyms: PseudonymStore,
+                     namespace: str = "default") -> list[tuple[str, list[EntitySpan]]]:
         texts = list(texts)
         entities = list(entities)
-        return [
-            self.apply(t, s, e, pseudonyms, namespace)
-            for t, s, e in zip(texts, self.detect_many(texts, entities), entities)
-        ]
-
-
-def _resolve_overlaps(dets: list[Detection]) -> list[Detection]:
-    """Keep the best of overlapping detections: higher score, then longer span."""
-    ranked = sorted(dets, key=lambda d: (-d.score, -(d.end - d.start), d.start))
-    taken: list[Detection] = []
-    for d in ranked:
-        if all(d.end <= t.start or d.start >= t.end for t in taken):
-            taken.append(d)
-    return sorted(taken, key=lambda d: d.start)
+        detected = self.detect_many(texts, entities)
+        return [self.apply(t, s, e, pseudonyms, namespace) for t, s, e in zip(texts, detected, entities)]

@@ -1,92 +1,453 @@
-"""Regex recognizers with validation (minimal set: e-mail, URL, phone). Every hit carries a trace."""
+"""Pattern recognizers: regex candidates, then validation (parse, checksum, context).
+
+Each recognizer is a ``Recognizer`` (base.py) and every hit carries a trace: recognizer name, rule
+name, score and the context words that raised or confirmed it.
+
+| recognizer | TAB type / subtype | validation |
+| --- | --- | --- |
+| email | CODE / EMAIL | RFC-ish local part, dotted domain with an alphabetic TLD |
+| url | CODE / URL | scheme or ``www.``, trailing punctuation trimmed |
+| phone | CODE / PHONE | parsed with ``phonenumbers`` (libphonenumber): valid for a region or in E.164 |
+| iban | CODE / IBAN | country length table + ISO 13616 mod-97 check |
+| card | CODE / CARD | 13–19 digits, Luhn checksum, known issuer prefix |
+| ip | CODE / IP | ``ipaddress`` parses it (IPv4 / IPv6) |
+| case_number | CODE / CASE | ``36110/97``-style numbers, reference codes with digits; context words raise the score |
+| datetime | DATETIME / DATE, TIME, DURATION | calendar checks (month names, day ≤ 31, plausible years) |
+| money | QUANTITY / MONEY | amount + currency code, symbol or currency word |
+| quantity | QUANTITY / QUANTITY, PERCENT | amount + unit |
+"""
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
 
 from .base import Detection, Recognizer
 
+try:  # libphonenumber port (Apache-2.0); without it phones fall back to digit-count heuristics
+    import phonenumbers
+except ImportError:  # pragma: no cover - depends on the environment
+    phonenumbers = None
+
+
+def _window(text: str, start: int, end: int, before: int = 40, after: int = 0) -> str:
+    return text[max(0, start - before) : end + after].lower()
+
+
+def _context_hits(text: str, start: int, words: tuple[str, ...], before: int = 40, end: int | None = None,
+                  after: int = 0) -> list[str]:
+    win = _window(text, start, end if end is not None else start, before, after)
+    return [w for w in words if re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", win)]
+
 
 class RegexRecognizer(Recognizer):
-    """One or more named patterns for one TAB type; ``validate`` may reject or rescore a match."""
+    """Named patterns for one TAB type; ``validate`` may reject a match or return (score factor, context)."""
 
     name = "regex"
     entity_type = "CODE"
     subtype = ""
     patterns: tuple[tuple[str, re.Pattern[str], float], ...] = ()
 
-    def validate(self, text: str, match: re.Match[str]) -> float | None:
-        """Return a score (None = reject). Default: the pattern's score."""
+    def validate(self, text: str, match: re.Match[str], rule: str) -> float | tuple[float, list[str]] | None:
         return 1.0
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         return match.span()
 
+    def subtype_for(self, rule: str, match: re.Match[str]) -> str:
+        return self.subtype
+
     def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
         out: list[Detection] = []
         for rule, pattern, base in self.patterns:
             for m in pattern.finditer(text):
-                factor = self.validate(text, m)
-                if factor is None:
+                verdict = self.validate(text, m, rule)
+                if verdict is None:
                     continue
+                factor, context = verdict if isinstance(verdict, tuple) else (verdict, [])
                 s, e = self.span(m)
+                if e <= s:
+                    continue
                 out.append(
-                    Detection(s, e, self.entity_type, round(base * factor, 3), self.name, rule, subtype=self.subtype or None)
+                    Detection(s, e, self.entity_type, round(min(1.0, base * factor), 3), self.name, rule,
+                              context=list(context), subtype=self.subtype_for(rule, m) or None)
                 )
         return out
 
 
+# ---------------------------------------------------------------------------------------------
+# Contact data and financial identifiers
+# ---------------------------------------------------------------------------------------------
 class EmailRecognizer(RegexRecognizer):
     name = "email"
     subtype = "EMAIL"
     patterns = (
-        ("email", re.compile(r"(?<![\w.+-])[\w.+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}\b"), 1.0),
+        ("email", re.compile(r"(?<![\w.+-])[A-Za-z0-9][\w.+-]*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,24}\b"), 1.0),
     )
+
+    def validate(self, text, match, rule):
+        local = match.group(0).split("@", 1)[0]
+        if ".." in local or local.endswith("."):
+            return None
+        return 1.0
 
 
 class UrlRecognizer(RegexRecognizer):
     name = "url"
     subtype = "URL"
     patterns = (
-        ("url_scheme", re.compile(r"\b(?:https?|ftp)://[^\s<>\"']+", re.I), 1.0),
-        ("url_www", re.compile(r"\bwww\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:/[^\s<>\"']*)?", re.I), 0.9),
+        ("url_scheme", re.compile(r"\b(?:https?|ftp)://[^\s<>\"'“”]+", re.I), 1.0),
+        ("url_www", re.compile(r"\bwww\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:/[^\s<>\"'“”]*)?", re.I), 0.95),
+        ("url_domain_path", re.compile(r"\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|eu|info)/[^\s<>\"'“”]*", re.I), 0.85),
     )
 
-    def span(self, match: re.Match[str]) -> tuple[int, int]:
+    def span(self, match):
         s, e = match.span()
         text = match.string
-        while e > s and text[e - 1] in ".,;:!?)]}'\"":
+        while e > s and text[e - 1] in ".,;:!?)]}'\"’”":
+            if text[e - 1] == ")" and text[s:e].count("(") >= text[s:e].count(")"):
+                break
             e -= 1
         return s, e
 
 
-_PHONE = re.compile(
-    r"(?<![\w/+-])(?:\+|00)?(?:\(?\d{1,4}\)?[\s.-]?){2,6}\d{2,4}(?![\w/-])"
-)
+_PHONE = re.compile(r"(?<![\w/+.-])(?:\+|00)?\(?\d[\d\s().-]{5,20}\d(?![\w/-])")
+PHONE_CONTEXT = ("phone", "telephone", "tel", "mobile", "cell", "fax", "call", "called", "number", "hotline", "gsm")
 
 
 class PhoneRecognizer(RegexRecognizer):
-    """Phone numbers: matched loosely, then parsed: 7–15 digits (E.164), an explicit international
-    prefix or a phone context word nearby; dates, years and case numbers are rejected."""
+    """Phone numbers: loose candidates, then *parsed*: with ``phonenumbers`` a candidate must be a valid
+    number in E.164 form (``+``/``00``) or for one of ``regions``; national-form numbers also need a
+    phone context word nearby. Dates, case numbers and plain amounts never parse as valid numbers."""
 
     name = "phone"
     subtype = "PHONE"
-    patterns = (("phone", _PHONE, 0.8),)
-    CONTEXT = ("phone", "tel", "telephone", "mobile", "fax", "call", "cell")
+    patterns = (("phone", _PHONE, 1.0),)
 
-    def validate(self, text: str, match: re.Match[str]) -> float | None:
-        raw = match.group(0)
+    def __init__(self, regions: tuple[str, ...] = ("US", "GB", "DE", "FR", "DK", "PL", "TR", "NO", "SE", "IT", "ES", "NL")):
+        self.regions = regions
+
+    def validate(self, text, match, rule):
+        raw = match.group(0).strip()
         digits = re.sub(r"\D", "", raw)
         if not 7 <= len(digits) <= 15:
             return None
-        if re.fullmatch(r"\d{1,2}[./-]\d{1,2}[./-]\d{2,4}", raw.strip()):
-            return None  # a date
+        if re.fullmatch(r"\d{1,4}[./-]\d{1,2}[./-]\d{1,4}", raw) or re.fullmatch(r"[\d\s]+", raw) and " " not in raw and len(digits) <= 8:
+            return None  # dates and bare short numbers
+        if re.fullmatch(r"\d{1,3}(?:[,.]\d{3})+(?:[,.]\d+)?", raw):
+            return None  # amounts
+        context = _context_hits(text, match.start(), PHONE_CONTEXT, before=40)
         international = raw.startswith("+") or raw.startswith("00")
-        window = text[max(0, match.start() - 40) : match.start()].lower()
-        context = any(c in window for c in self.CONTEXT)
-        grouped = bool(re.search(r"[\s.()-]", raw))
+        if phonenumbers is not None:
+            candidates = [None] if international else list(self.regions)
+            for region in candidates:
+                try:
+                    num = phonenumbers.parse(raw, region)
+                except phonenumbers.NumberParseException:
+                    continue
+                if phonenumbers.is_valid_number(num):
+                    if international:
+                        return 1.0, context
+                    if context:
+                        return 0.95, context
+                    return (0.6, []) if re.search(r"[\s().-]", raw) and len(digits) >= 9 else None
+            return None
         if international or context:
-            return 1.0
-        if grouped and len(digits) >= 9:
-            return 0.75
+            return 0.85, context
         return None
+
+
+_IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "BY": 28,
+    "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18,
+    "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22,
+    "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20,
+    "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15,
+    "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SC": 31, "SE": 24, "SI": 19,
+    "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}
+
+
+def iban_valid(raw: str) -> bool:
+    """ISO 13616: length per country, then mod-97 of the rearranged number equals 1."""
+    s = re.sub(r"[\s-]", "", raw).upper()
+    if len(s) < 15 or _IBAN_LENGTHS.get(s[:2]) != len(s) or not s.isalnum():
+        return False
+    rearranged = s[4:] + s[:4]
+    number = "".join(str(int(ch, 36)) for ch in rearranged)
+    return int(number) % 97 == 1
+
+
+class IbanRecognizer(RegexRecognizer):
+    name = "iban"
+    subtype = "IBAN"
+    patterns = (
+        ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,4})?\b"), 1.0),
+    )
+
+    def validate(self, text, match, rule):
+        return 1.0 if iban_valid(match.group(0)) else None
+
+
+def luhn_valid(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+_CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|22)|35|62|50|5[6-9]|6[0-9])")
+
+
+class CardRecognizer(RegexRecognizer):
+    name = "card"
+    subtype = "CARD"
+    patterns = (("card", re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])"), 1.0),)
+
+    def validate(self, text, match, rule):
+        digits = re.sub(r"\D", "", match.group(0))
+        if not 13 <= len(digits) <= 19 or len(set(digits)) == 1:
+            return None
+        if not _CARD_PREFIX.match(digits) or not luhn_valid(digits):
+            return None
+        return 1.0, _context_hits(text, match.start(), ("card", "visa", "mastercard", "credit", "debit", "amex"))
+
+
+class IpRecognizer(RegexRecognizer):
+    name = "ip"
+    subtype = "IP"
+    patterns = (
+        ("ipv4", re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.]|\.\d)"), 1.0),
+        ("ipv6", re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}(?::|[0-9A-Fa-f]{1,4})(?:[0-9A-Fa-f:]*)(?![\w:])"), 1.0),
+    )
+
+    def validate(self, text, match, rule):
+        try:
+            addr = ipaddress.ip_address(match.group(0))
+        except ValueError:
+            return None
+        if rule == "ipv6" and match.group(0).count(":") < 2:
+            return None
+        return (1.0 if not addr.is_unspecified else 0.7), []
+
+
+# ---------------------------------------------------------------------------------------------
+# Case / application numbers and other codes
+# ---------------------------------------------------------------------------------------------
+CODE_CONTEXT = ("application", "applications", "no.", "nos.", "no", "number", "case", "file", "reference", "ref.",
+                "registration", "register", "passport", "licence", "license", "plate", "id", "account", "docket")
+_CASE = re.compile(r"(?<![\w/.-])\d{1,6}/\d{2,4}(?:/\d{1,4})?(?![\w/]|\.\d)")
+_REF = re.compile(
+    r"(?<![\w/.-])(?:[A-Z]{1,5}[ -]?\d[\w./-]*\d|\d+[A-Z]{1,3}\d[\w./-]*|\d{1,4}(?:[./]\d{1,4}){2,}[A-Z]?\d*|[A-Z]+\d+[A-Z]+\w*)(?![\w/-])"
+)
+_NO_NUMBER = re.compile(r"\b(?:[Nn]o|[Nn]os|[Nn]r)\.?\s+(\d[\w./-]*)")
+_LEGAL_BEFORE = re.compile(
+    r"(?:article|articles|art\.|section|sections|rule|rules|§|protocol|paragraph|paragraphs|para\.|chapter|law|act|"
+    r"regulation|decree|ordinance|directive|resolution|page|pages|pp?\.)\s*$", re.I)
+
+
+class CaseNumberRecognizer(RegexRecognizer):
+    """Application and case numbers (``36110/97``, ``2006/2199``), reference codes with digits
+    (``D-4840``, ``LH3042``, ``11/14E.2``) and numbers introduced by "no." outside legal references."""
+
+    name = "case_number"
+    subtype = "CASE"
+    patterns = (("case_number", _CASE, 0.9), ("reference_code", _REF, 0.7), ("no_number", _NO_NUMBER, 0.75))
+
+    def span(self, match):
+        if match.re is _NO_NUMBER:
+            return match.span(1)
+        return match.span()
+
+    def validate(self, text, match, rule):
+        s = match.start(1) if rule == "no_number" else match.start()
+        raw = match.group(1) if rule == "no_number" else match.group(0)
+        before = text[max(0, s - 30) : s]
+        context = _context_hits(text, s, CODE_CONTEXT, before=30)
+        if rule == "case_number":
+            a, b = raw.split("/")[:2]
+            if len(raw.split("/")) == 2 and len(a) <= 2 and len(b) <= 2:
+                return None  # 12/05 looks like a date
+            if re.fullmatch(r"\d{1,2}/\d{1,2}/\d{2,4}", raw):
+                return None  # a date
+            if _LEGAL_BEFORE.search(before):
+                return None
+            return (1.0 if context else 0.9), context
+        if rule == "no_number":
+            if _LEGAL_BEFORE.search(text[max(0, s - 40) : s].rstrip().rstrip(".").rstrip("Nno").rstrip()):
+                return None
+            if re.fullmatch(r"\d{1,2}", raw) and not context:
+                return None
+            return 0.9, context or ["no."]
+        # reference codes: need a digit and not look like an ordinal, unit, legal cite or a year range
+        if not re.search(r"\d", raw) or re.fullmatch(r"\d+(?:st|nd|rd|th|s|cm|mm|km|kg|m|g|h|am|pm)", raw, re.I):
+            return None
+        if re.fullmatch(r"\d{1,2}\.\d{1,2}\.\d{2,4}", raw) or re.fullmatch(r"(?:1[89]|20)\d{2}[-/](?:1[89]|20)?\d{2}", raw):
+            return None  # dates and year ranges
+        if re.fullmatch(r"[A-Z]{2,3}\s?\d{1,3}(?:[.,]\d{3})*(?:[.,]\d+)?", raw):
+            return None  # "DKK 2,200" is money
+        if _LEGAL_BEFORE.search(before):
+            return None
+        return (1.0 if context else 0.8), context
+
+
+# ---------------------------------------------------------------------------------------------
+# Dates, times and durations
+# ---------------------------------------------------------------------------------------------
+_MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+           r"Jan\.?|Feb\.?|Mar\.?|Apr\.?|Jun\.?|Jul\.?|Aug\.?|Sept?\.?|Oct\.?|Nov\.?|Dec\.?)")
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_YEAR = r"(?:1[5-9]\d\d|20\d\d)"
+_NUMWORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+            r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a|an|several|"
+            r"a few|few|some|many)")
+_NUM = rf"(?:\d+(?:[.,]\d+)?|{_NUMWORD}(?:[- ]{_NUMWORD})*)"
+_UNIT_T = r"(?:years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|century)"
+_DAYLIST = rf"{_DAY}(?:\s*(?:,|and|&|to|until|-|–)\s*{_DAY})*"
+
+DATE_PATTERNS = (
+    ("date_dmy", re.compile(rf"\b{_DAYLIST}\s+{_MONTHS}(?:,?\s+{_YEAR})?(?![\w])"), 1.0),
+    ("date_mdy", re.compile(rf"\b{_MONTHS}\s+{_DAY}(?:\s*(?:,|and|-|–)\s*{_DAY})*(?:,?\s+{_YEAR})?(?![\w])"), 0.9),
+    ("date_my", re.compile(rf"\b(?:(?:early|mid|late|end of|beginning of|the end of|the beginning of)[- ])?{_MONTHS}(?:\s+(?:of\s+)?{_YEAR})(?![\w])"), 1.0),
+    ("date_numeric", re.compile(r"(?<![\w/.])(?:[0-3]?\d[./-][01]?\d[./-](?:1[5-9]\d\d|20\d\d|\d\d)|(?:1[5-9]\d\d|20\d\d)-[01]\d-[0-3]\d)(?![\w/]|\.\d)"), 0.95),
+    ("season", re.compile(rf"\b(?:(?:early|late|mid)[- ])?(?:spring|summer|autumn|fall|winter)(?:\s+and\s+(?:spring|summer|autumn|fall|winter))?\s+(?:of\s+)?{_YEAR}\b", re.I), 1.0),
+    ("decade", re.compile(r"\b(?:(?:early|mid|late)[- ])?(?:1[5-9]|20)\d0s\b"), 0.95),
+    ("year", re.compile(rf"(?<![\w/.,§-])(?:{_YEAR})(?:\s*(?:-|–|/|to|and)\s*{_YEAR})?(?![\w/]|[.,]\d)"), 0.85),
+    ("time", re.compile(r"\b(?:[01]?\d|2[0-3])[:.][0-5]\d(?:\s?(?:a\.m\.|p\.m\.|am|pm|AM|PM|hrs|h)|(?=\s?(?:o'clock)))|\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\b(?:1[0-2]|0?[1-9])\s?(?:a\.m\.|p\.m\.)"), 0.95),
+    ("duration", re.compile(
+        rf"\b{_NUM}(?:\s+and\s+a\s+half)?[- ]{_UNIT_T}(?:(?:,\s*|\s+and\s+){_NUM}(?:[- ]{_UNIT_T}))*(?:\s+and\s+a\s+half)?(?![\w])", re.I), 0.8),
+)
+_YEAR_LEGAL = re.compile(r"(?:\b(?:Act|Law|Code|Convention|Protocol|Regulation|Decree|Rules?|Treaty|Constitution|Reports|Series|Directive|Statute)\s*(?:of\s+)?(?:\d+\s+)?$)|(?:§\s*$)|(?:\bno\.?\s*\d+\s*(?:of\s+)?$)", re.I)
+
+
+class DateTimeRecognizer(RegexRecognizer):
+    name = "datetime"
+    entity_type = "DATETIME"
+    patterns = DATE_PATTERNS
+
+    def subtype_for(self, rule, match):
+        return {"time": "TIME", "duration": "DURATION"}.get(rule, "DATE")
+
+    def span(self, match):
+        s, e = match.span()
+        text = match.string
+        while e > s and text[e - 1] in " ,-–":
+            e -= 1
+        m = re.match(r"(?:the\s+)", text[s:e], re.I)
+        if m:
+            s += m.end()
+        return s, e
+
+    def validate(self, text, match, rule):
+        raw = match.group(0)
+        if rule == "year":
+            before = text[max(0, match.start() - 40) : match.start()]
+            if _YEAR_LEGAL.search(before):
+                return None  # the year a law was passed: a generic legal reference (TAB guidelines, exceptions)
+            after = text[match.end() : match.end() + 3]
+            if re.match(r"\s*[§/]", after) or re.match(r"\s?(?:[A-Z]{2,}|€|\$)", text[match.end():match.end() + 3]):
+                return None
+            return 1.0
+        if re.search(r"(?:into force|in force|entry into force)\b[^.]{0,40}$", text[max(0, match.start() - 60) : match.start()]):
+            return None  # the date a legal instrument entered into force: a generic legal reference
+        if rule == "duration":
+            word = raw.split()[0].lower()
+            if word in ("a", "an", "some", "many", "few", "several") and not re.search(r"\d", raw):
+                return 0.8
+            return 1.0
+        if rule == "date_numeric":
+            parts = re.split(r"[./-]", raw)
+            if len(parts[0]) == 4:
+                y, mo, d = parts
+            else:
+                d, mo, y = parts
+            if not (1 <= int(mo) <= 12 and 1 <= int(d) <= 31):
+                return None
+            return 1.0
+        return 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Money and quantities
+# ---------------------------------------------------------------------------------------------
+_CUR_CODES = (r"(?:EUR|USD|GBP|CHF|DKK|SEK|NOK|ISK|PLN|TRY|TRL|RUB|RUR|UAH|HUF|CZK|SKK|RON|ROL|BGN|HRK|RSD|MKD|ALL|BAM|"
+              r"GEL|AMD|AZN|MDL|LTL|LVL|EEK|SIT|CYP|MTL|DEM|DM|FRF|ITL|ESP|PTE|NLG|BEF|ATS|FIM|GRD|IEP|LUF|JPY|CNY|INR|"
+              r"CAD|AUD|NZD|BYR|BYN|KZT|UZS)")
+_CUR_SYM = r"[€$£¥₺₽₴]"
+_CUR_WORD = (r"(?:euros?|dollars?|(?:pounds?|pounds sterling)|sterling|(?:Swiss |French |Belgian )?francs?|"
+             r"(?:(?:Danish|Swedish|Norwegian|Icelandic|Czech|Slovak|Estonian) )?(?:kroner|kronor|krone|krona|koruna|korunas|kroons?)|"
+             r"(?:Polish )?(?:zlotys?|zlotych|złoty|złotys|zlotis)|(?:(?:new |old )?Turkish )?(?:liras?|lire)|"
+             r"(?:German )?(?:marks?|deutschmarks?|Deutsche Marks?)|(?:Russian )?(?:roubles?|rubles?)|"
+             r"(?:Ukrainian )?(?:hryvnas?|hryvnias?|hryvnyas?)|(?:Hungarian )?forints?|(?:Romanian )?(?:lei|leu)|"
+             r"(?:Bulgarian )?levs?|(?:Croatian )?kunas?|dinars?|lari|drams?|manats?|lits?|litas|lats|yen|yuan|rupees?)")
+_AMOUNT = r"(?:\d{1,3}(?:[,.  ]\d{3,4})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+_MULT = r"(?:\s?(?:million|billion|thousand|trillion|m|bn|k)\b)?"
+_AMOUNT_WORDS = rf"(?:{_AMOUNT}{_MULT}|{_NUMWORD}(?:[- ]{_NUMWORD})*(?:\s(?:million|billion|thousand|hundred))+)"
+_APPROX = r"(?:(?:approximately|about|around|roughly|some|over|almost|nearly|more than|less than|up to)\s+)?"
+
+MONEY_PATTERNS = (
+    ("money_code_first", re.compile(rf"{_APPROX}\b(?:{_CUR_CODES}|{_CUR_SYM})\s?{_AMOUNT}{_MULT}(?:\s\({_CUR_CODES}\))?"), 1.0),
+    ("money_sym", re.compile(rf"{_APPROX}{_CUR_SYM}\s?{_AMOUNT}{_MULT}"), 1.0),
+    ("money_amount_first", re.compile(
+        rf"{_APPROX}\b{_AMOUNT_WORDS}\s(?:{_CUR_WORD}|{_CUR_CODES})\b(?:\s\({_CUR_CODES}\)?)?", re.I), 1.0),
+)
+_UNITS = (r"(?:km|kilometres?|kilometers?|metres?|meters?|m|cm|centimetres?|mm|millimetres?|kg|kilos?|kilograms?|"
+          r"grams?|g|tonnes?|tons?|litres?|liters?|l|ml|hectares?|ha|acres?|sq\.?\s?m|square metres?|square meters?|"
+          r"m2|m²|per cent|percent|%|degrees?|°C|miles?|feet|foot|ft|inches?|pounds?|lbs?|kW|MW|volts?|bpm|mg|µg)")
+QUANTITY_PATTERNS = (
+    ("quantity_unit", re.compile(rf"{_APPROX}\b{_NUM}(?:\s?(?:-|–|to)\s?{_NUM})?[- ]?{_UNITS}(?![\w])"), 0.9),
+    ("percent", re.compile(rf"{_APPROX}\b\d+(?:[.,]\d+)?\s?(?:%|per cent|percent)"), 1.0),
+)
+
+
+class MoneyRecognizer(RegexRecognizer):
+    name = "money"
+    entity_type = "QUANTITY"
+    subtype = "MONEY"
+    patterns = MONEY_PATTERNS
+
+    def span(self, match):
+        s, e = match.span()
+        raw = match.group(0)
+        # close an opened "(EUR" only if the text has the ")"
+        if raw.endswith("(") or re.search(r"\([A-Z]{3}$", raw):
+            if match.string[e : e + 1] == ")":
+                e += 1
+        return s, e
+
+    def validate(self, text, match, rule):
+        raw = match.group(0)
+        if rule == "money_amount_first" and re.fullmatch(r"(?:a|an)\s.*", raw, re.I):
+            return None
+        return 1.0
+
+
+class QuantityRecognizer(RegexRecognizer):
+    name = "quantity"
+    entity_type = "QUANTITY"
+    patterns = QUANTITY_PATTERNS
+
+    def subtype_for(self, rule, match):
+        return "PERCENT" if rule == "percent" or "%" in match.group(0) or "cent" in match.group(0) else "QUANTITY"
+
+    def validate(self, text, match, rule):
+        raw = match.group(0)
+        unit = raw.split()[-1] if " " in raw else raw
+        if re.fullmatch(r"(?:a|an|some|many|few|several)\b.*", raw, re.I):
+            return None
+        if re.search(r"\b(?:m|g|l|ha|ft)$", raw) and not re.search(r"\d", raw):
+            return None
+        if re.search(r"\d\s?(?:m|g|l)$", raw) and re.match(r"\s*[A-Z]", text[match.end():match.end() + 2] or "x"):
+            return 0.8
+        return 1.0 if unit else 0.8
+
+
+DEFAULT_PATTERN_RECOGNIZERS = (
+    EmailRecognizer, UrlRecognizer, PhoneRecognizer, IbanRecognizer, CardRecognizer, IpRecognizer,
+    CaseNumberRecognizer, DateTimeRecognizer, MoneyRecognizer, QuantityRecognizer,
+)

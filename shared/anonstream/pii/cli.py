@@ -1,0 +1,158 @@
+"""CLI commands of the pii package: ``eval-pii`` (TAB metrics) and ``detect`` (JSONL spans).
+
+The main CLI (``anonstream.cli``) calls ``add_commands(subparsers)``. Standalone::
+
+    python -m anonstream.pii.cli eval-pii --tab FILE.json [--json]
+    python -m anonstream.pii.cli detect --input docs.jsonl --output spans.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, Sequence
+
+MASKED = ("DIRECT", "QUASI")
+
+
+def _slice(spec: str | None, n: int) -> slice:
+    if not spec:
+        return slice(0, n)
+    a, _, b = spec.partition(":")
+    return slice(int(a) if a else 0, int(b) if b else n)
+
+
+def _engine(args: argparse.Namespace):
+    from .engine import PiiConfig, PiiEngine
+
+    config = PiiConfig.load(args.config) if getattr(args, "config", None) else PiiConfig()
+    if getattr(args, "spacy_model", None):
+        config.spacy_model = args.spacy_model
+    return PiiEngine.from_config(config)
+
+
+def system_masks(engine, docs, batch_size: int = 8) -> tuple[dict[str, list[list[int]]], float, int]:
+    """Run the detector on TAB documents; the mask is every span typed DIRECT or QUASI.
+    Returns (masks, seconds, words)."""
+    from .engine import DocumentEntities
+
+    texts = [d.text for d in docs]
+    registries = [DocumentEntities(d.doc_id) for d in docs]
+    t0 = time.perf_counter()
+    results = engine.detect_many(texts, registries, batch_size=batch_size)
+    elapsed = time.perf_counter() - t0
+    words = sum(len(t.split()) for t in texts)
+    masks = {
+        d.doc_id: [[s.start, s.end] for s in spans if s.identifier_type in MASKED]
+        for d, spans in zip(docs, results)
+    }
+    return masks, elapsed, words
+
+
+def cmd_eval_pii(args: argparse.Namespace) -> int:
+    from ..evaluation.tab import TabEvaluator, UnigramICWeighting, format_report, load_tab
+
+    docs = load_tab(args.tab)
+    docs = docs[_slice(args.docs, len(docs))]
+    engine = _engine(args)
+    masks, elapsed, words = system_masks(engine, docs)
+    evaluator = TabEvaluator(docs, nlp=None)
+    weighting = None
+    if args.weighting == "unigram_ic":
+        weighting = UnigramICWeighting()
+    scores = evaluator.evaluate(masks, weighting)
+    scores["file"] = args.tab
+    scores["docs"] = args.docs or ":"
+    scores["detector_seconds"] = round(elapsed, 3)
+    scores["detector_words_per_s"] = round(words / elapsed, 1) if elapsed else None
+    if args.output_masks:
+        with open(args.output_masks, "w", encoding="utf-8") as fh:
+            json.dump(masks, fh)
+    if args.json:
+        json.dump(scores, sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        print(format_report(scores))
+        print(f"Detector: {scores['detector_words_per_s']} words/s ({elapsed:.1f}s)")
+    return 0
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from .engine import DocumentEntities
+
+    engine = _engine(args)
+    inp = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
+    try:
+        batch: list[dict[str, Any]] = []
+
+        def flush() -> None:
+            regs = [DocumentEntities(str(o["doc_id"])) for o in batch]
+            for obj, spans in zip(batch, engine.detect_many([o["text"] for o in batch], regs)):
+                row = {
+                    "doc_id": obj["doc_id"],
+                    "spans": [
+                        {
+                            "start": s.start,
+                            "end": s.end,
+                            "type": s.type,
+                            "identifier_type": s.identifier_type,
+                            "entity_id": s.entity_id,
+                            **({"subtype": s.subtype} if s.subtype else {}),
+                            **({"trace": s.recognizer} if args.trace else {}),
+                        }
+                        for s in spans
+                    ],
+                }
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            batch.clear()
+
+        for line in inp:
+            if line.strip():
+                batch.append(json.loads(line))
+                if len(batch) >= args.batch_size:
+                    flush()
+        if batch:
+            flush()
+    finally:
+        if inp is not sys.stdin:
+            inp.close()
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def add_commands(subparsers: Any) -> None:
+    p = subparsers.add_parser("eval-pii", help="run the PII detector on a TAB-format file and print TAB metrics")
+    p.add_argument("--tab", required=True, help="TAB-format JSON (echr_*.json, wiki_test.json)")
+    p.add_argument("--json", action="store_true", help="print the scores as JSON")
+    p.add_argument("--docs", help="document slice START:END (e.g. 0:50)")
+    p.add_argument("--config", help="PII config (YAML/JSON)")
+    p.add_argument("--spacy-model", help="spaCy model name or path")
+    p.add_argument(
+        "--weighting", choices=("none", "unigram_ic"), default="unigram_ic",
+        help="weighted precision: unigram information content (wordfreq), a stand-in for TAB's BERT weighting",
+    )
+    p.add_argument("--output-masks", help="write the system masks {doc_id: [[start, end], ...]} (TAB system format)")
+    p.set_defaults(func=cmd_eval_pii)
+
+    d = subparsers.add_parser("detect", help="detect PII spans in a JSONL of {doc_id, text}")
+    d.add_argument("--input", required=True, help="JSONL with doc_id and text per line ('-' = stdin)")
+    d.add_argument("--output", required=True, help="JSONL: doc_id and spans per line ('-' = stdout)")
+    d.add_argument("--config", help="PII config (YAML/JSON)")
+    d.add_argument("--spacy-model", help="spaCy model name or path")
+    d.add_argument("--batch-size", type=int, default=16)
+    d.add_argument("--trace", action="store_true", help="include the recognizer/rule trace per span")
+    d.set_defaults(func=cmd_detect)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="anonstream")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,484 @@
+"""Gazetteers and lexical recognizers.
+
+Sources (registry packages, loaded lazily, each optional — a missing package disables that list):
+
+| list | TAB type | source |
+| --- | --- | --- |
+| countries (names, alternative spellings), provinces/regions | LOC | ``countryinfo`` 1.0.1 (MIT; restcountries-derived data) |
+| nationalities / demonyms | DEM | ``countryinfo`` demonyms + ``EXTRA_DEMONYMS`` below (ethnic and regional groups) |
+| first names (Latin-script locales) | PERSON evidence | ``Faker`` 40.x person providers (MIT) |
+| occupations | DEM | ``Faker`` job provider (en_US, ~640 titles, inverted "Accountant, chartered" → "chartered accountant", plus head nouns) + ``EXTRA_OCCUPATIONS`` |
+
+Lexical recognizers here: ``GazetteerRecognizer`` (longest match over those lists), ``TitleRecognizer``
+(a title — Mr, Mrs, Judge, … — and the name that follows, so the title stays with its name),
+``InitialsRecognizer`` (``M.G.``, ``Z. L.``), ``AcronymRecognizer`` (``PKK``, ``HAK-PAR``) and
+``ListRecognizer`` (a deny list: always detected).
+"""
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .base import Detection, Recognizer
+
+TITLES = (
+    "Mr", "Mrs", "Ms", "Miss", "Mx", "Mme", "Mlle", "Messrs", "Dr", "Prof", "Professor", "Judge", "Justice", "Sir",
+    "Dame", "Lord", "Lady", "Herr", "Frau", "Senator", "President", "Rev", "Father", "Sister", "Brother", "Imam",
+    "Rabbi", "Captain", "Colonel", "General", "Major", "Lieutenant", "Sergeant", "Inspector", "Superintendent",
+    "Commissioner", "Governor", "Mayor", "Minister", "Ambassador",
+)
+# Titles that, alone, make the following capitalised word a person (the others need a capitalised name after them
+# *and* no ORG head word, e.g. "President of the Court" is not a person).
+STRONG_TITLES = ("Mr", "Mrs", "Ms", "Miss", "Mx", "Mme", "Mlle", "Messrs", "Dr", "Prof", "Professor", "Judge", "Sir",
+                 "Dame", "Herr", "Frau")
+
+EXTRA_DEMONYMS = (
+    "Kurdish", "Kurd", "Kurds", "Roma", "Romani", "Gypsy", "Chechen", "Chechens", "Tatar", "Tatars", "Crimean Tatar",
+    "Circassian", "Abkhaz", "Ossetian", "Basque", "Catalan", "Flemish", "Walloon", "Welsh", "Scottish", "English",
+    "Irish", "Corsican", "Sami", "Yugoslav", "Soviet", "Turkish Cypriot", "Greek Cypriot", "Cypriot", "Arab", "Arabs",
+    "Berber", "Alevi", "Sunni", "Shia", "Shiite", "Muslim", "Muslims", "Christian", "Christians", "Catholic",
+    "Orthodox", "Protestant", "Jewish", "Jew", "Jews", "Hindu", "Sikh", "Buddhist", "Jehovah's Witness",
+    "Jehovah’s Witness", "Jehovah's Witnesses", "Jehovah’s Witnesses", "Assyrian", "Armenian", "Azeri", "Lezgin",
+    "Ingush", "Dagestani", "Kabardian", "Bashkir", "Chuvash", "Uzbek", "Kazakh", "Tajik", "Uighur", "Uyghur",
+    "Kosovar", "Albanian", "Serb", "Serbs", "Croat", "Croats", "Bosniak", "Bosniaks", "Slovene", "Macedonian",
+    "Montenegrin", "Moldovan", "Romanian", "Hungarian", "Ukrainian", "Russian", "Belarusian", "Lithuanian", "Latvian",
+    "Estonian", "Georgian", "Azerbaijani", "Afro-American", "African-American", "Caucasian", "Asian", "Hispanic",
+    "Latino", "Polish", "Turkish", "Danish", "German", "Swiss", "French", "Italian", "Spanish", "Portuguese", "Dutch",
+    "Belgian", "Austrian", "Swedish", "Norwegian", "Finnish", "Icelandic", "Greek", "Bulgarian", "Slovak", "Czech",
+)
+EXTRA_OCCUPATIONS = (
+    "doctor", "physician", "surgeon", "nurse", "teacher", "primary school teacher", "secondary school teacher",
+    "headmaster", "headteacher", "principal", "professor", "lecturer", "student", "pupil", "journalist", "editor",
+    "editor-in-chief", "publisher", "writer", "author", "poet", "artist", "painter", "musician", "singer", "actor",
+    "actress", "farmer", "gardener", "shepherd", "fisherman", "miner", "builder", "bricklayer", "carpenter",
+    "electrician", "plumber", "mechanic", "driver", "taxi driver", "lorry driver", "truck driver", "bus driver",
+    "shopkeeper", "shop assistant", "salesman", "saleswoman", "businessman", "businesswoman", "entrepreneur",
+    "merchant", "trader", "accountant", "auditor", "economist", "engineer", "architect", "chemist", "pharmacist",
+    "dentist", "psychiatrist", "psychologist", "veterinarian", "vet", "soldier", "conscript", "officer",
+    "police officer", "policeman", "policewoman", "gendarme", "prison officer", "prison guard", "guard",
+    "security guard", "civil servant", "official", "clerk", "secretary", "cleaner", "cook", "chef", "waiter",
+    "waitress", "baker", "butcher", "tailor", "hairdresser", "pensioner", "retired", "unemployed", "housewife",
+    "worker", "labourer", "factory worker", "construction worker", "seasonal worker", "managing director", "director",
+    "manager", "chairman", "chairwoman", "vice-president", "vice‑president", "president", "owner", "co-owner",
+    "shareholder", "founder", "trade unionist", "activist", "politician", "member of parliament", "deputy", "mayor",
+    "village headman", "muhtar", "imam", "priest", "monk", "nun", "pastor", "bishop", "district leader",
+    "provincial leader", "party leader", "scientist", "researcher", "physicist", "mathematician", "historian",
+    "librarian", "translator", "interpreter", "photographer", "programmer", "technician", "sailor", "pilot",
+    "captain", "footballer", "athlete", "coach", "trainer", "boxer", "midwife", "paramedic", "social worker",
+    "caretaker", "janitor", "concierge", "housekeeper", "babysitter", "nanny", "au pair", "holiday relief worker",
+    "apprentice", "intern", "trainee", "lorry-driver", "bank employee", "bank manager", "estate agent",
+)
+# Guidelines exception (TAB guidelines, "Exceptions"): titles of the legal professionals involved in the case are
+# not annotated, and generic words that are occupations only in some readings.
+OCCUPATION_STOP = frozenset((
+    "lawyer", "solicitor", "barrister", "legal adviser", "legal advisor", "counsel", "attorney", "judge",
+    "prosecutor", "public prosecutor", "agent", "co-agent", "adviser", "advisor", "registrar", "deputy registrar",
+    "notary", "bailiff", "clerk", "official", "member", "representative", "head", "chief", "assistant", "general",
+    "president", "deputy", "expert", "investigator", "inspector", "commissioner", "delegate", "secretary",
+    "minister", "governor", "applicant", "worker", "officer", "director", "manager", "administrator", "consultant",
+    "analyst", "specialist", "executive", "operator", "partner", "associate", "agent", "fellow", "volunteer",
+    "land", "make", "copy", "sub", "runner", "buyer", "dealer", "presenter", "contractor", "gaffer", "producer",
+    "designer", "conservator", "counsellor",
+))
+
+_WORD_RE = re.compile(r"\w+(?:[-‑'’]\w+)*")
+
+
+def _norm(s: str) -> str:
+    return s.replace("‑", "-").replace("’", "'").lower()
+
+
+@functools.lru_cache(maxsize=1)
+def country_data() -> dict[str, Any]:
+    """Countries (names, alt spellings, ISO codes, demonym, provinces) from ``countryinfo``."""
+    out: dict[str, Any] = {"countries": {}, "demonyms": {}, "provinces": set()}
+    try:
+        import countryinfo
+    except ImportError:  # pragma: no cover
+        return out
+    for c in countryinfo.all_countries():
+        try:
+            info = c.info()
+            name = info.get("name") or c.name()
+        except Exception:  # noqa: BLE001 - one broken record must not kill the list
+            continue
+        iso = (info.get("ISO") or {}).get("alpha3") or ""
+        forms = {name}
+        for alt in info.get("altSpellings") or []:
+            if len(alt) >= 4 and not alt.isupper():
+                forms.add(alt)
+        for f in forms:
+            out["countries"][f] = iso
+        try:
+            dem = c.demonym()
+        except Exception:  # noqa: BLE001
+            dem = info.get("demonym")
+        for d in re.split(r"[,/]", dem or ""):
+            d = d.strip()
+            if d:
+                out["demonyms"][d] = iso
+        try:
+            for p in c.provinces() or []:
+                if len(p) >= 5:
+                    out["provinces"].add(p)
+        except Exception:  # noqa: BLE001
+            pass
+    return out
+
+
+_LATIN = re.compile(r"^[A-Za-zÀ-ÖØ-öø-ɏḀ-ỿ'’-]+$")
+
+
+@functools.lru_cache(maxsize=1)
+def first_names() -> frozenset[str]:
+    """First names from Faker's person providers of Latin-script locales (lower-cased)."""
+    names: set[str] = set()
+    try:
+        import importlib
+        import pkgutil
+
+        import faker.providers.person as pp
+    except ImportError:  # pragma: no cover
+        return frozenset()
+    for mod in pkgutil.iter_modules(pp.__path__):
+        try:
+            prov = importlib.import_module(f"faker.providers.person.{mod.name}").Provider
+        except Exception:  # noqa: BLE001
+            continue
+        for attr in ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary"):
+            vals = getattr(prov, attr, None)
+            if isinstance(vals, dict):
+                vals = list(vals)
+            if not isinstance(vals, (list, tuple, set, frozenset)):
+                continue
+            for v in vals:
+                if isinstance(v, str) and _LATIN.match(v) and len(v) >= 3:
+                    names.add(v.lower())
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=1)
+def occupations() -> frozenset[str]:
+    """Occupation phrases (lower-cased): Faker job titles inverted and their head nouns, plus EXTRA_OCCUPATIONS."""
+    out: set[str] = set(_norm(o) for o in EXTRA_OCCUPATIONS)
+    try:
+        from faker.providers.job.en_US import Provider as JobProvider
+
+        jobs = list(JobProvider.jobs)
+    except ImportError:  # pragma: no cover
+        jobs = []
+    for job in jobs:
+        parts = [p.strip() for p in job.split(",")]
+        phrase = " ".join(reversed(parts)) if len(parts) == 2 else parts[0]
+        for p in {phrase, parts[0]}:
+            p = _norm(re.sub(r"\(.*?\)", "", p)).strip()
+            if p and len(p.split()) <= 4 and "/" not in p:
+                out.add(p)
+    return frozenset(o for o in out if o not in OCCUPATION_STOP)
+
+
+# ---------------------------------------------------------------------------------------------
+# Phrase matcher
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Entry:
+    type: str
+    subtype: str
+    source: str
+    case: str  # "cap": first letter must be upper-case in the text; "any"
+
+
+class PhraseMatcher:
+    """Longest-match phrase lookup over word tokens (lower-cased, hyphen/apostrophe-normalized)."""
+
+    def __init__(self) -> None:
+        self._index: dict[str, dict[tuple[str, ...], Entry]] = {}
+        self.max_len = 1
+
+    def add(self, phrase: str, entry: Entry) -> None:
+        toks = tuple(_norm(t) for t in _WORD_RE.findall(phrase))
+        if not toks:
+            return
+        self._index.setdefault(toks[0], {}).setdefault(toks, entry)
+        self.max_len = max(self.max_len, len(toks))
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._index.values())
+
+    def finditer(self, text: str) -> Iterable[tuple[int, int, Entry, str]]:
+        words = [(m.start(), m.end(), _norm(m.group(0))) for m in _WORD_RE.finditer(text)]
+        i = 0
+        n = len(words)
+        while i < n:
+            cands = self._index.get(words[i][2])
+            best = None
+            if cands:
+                for L in range(min(self.max_len, n - i), 0, -1):
+                    key = tuple(w[2] for w in words[i : i + L])
+                    entry = cands.get(key)
+                    if entry is None:
+                        continue
+                    # the words must be adjacent (only spaces/hyphens between them)
+                    gap_ok = all(re.fullmatch(r"[ \-‑]?", text[words[j][1] : words[j + 1][0]]) for j in range(i, i + L - 1))
+                    if not gap_ok:
+                        continue
+                    s, e = words[i][0], words[i + L - 1][1]
+                    if entry.case == "cap" and not text[s].isupper():
+                        continue
+                    best = (s, e, entry, text[s:e], L)
+                    break
+            if best:
+                yield best[:4]
+                i += best[4]
+            else:
+                i += 1
+
+
+_MATCHER: PhraseMatcher | None = None
+_MATCHER_LOCK = threading.Lock()
+
+
+def default_matcher() -> PhraseMatcher:
+    """The shared gazetteer matcher (built once per process)."""
+    global _MATCHER
+    with _MATCHER_LOCK:
+        if _MATCHER is None:
+            m = PhraseMatcher()
+            data = country_data()
+            for name in data["countries"]:
+                m.add(name, Entry("LOC", "GPE", "countryinfo:country", "cap"))
+            names = first_names()
+            for p in data["provinces"]:
+                # provinces that are also first names ("Vincent") are left to NER
+                if p.lower() not in names and not re.search(r"\b(?:Saint|St\.?|Central|North|South|East|West|Capital)\b", p):
+                    m.add(p, Entry("LOC", "GPE", "countryinfo:province", "cap"))
+            for d in list(data["demonyms"]) + list(EXTRA_DEMONYMS):
+                m.add(d, Entry("DEM", "NORP", "countryinfo:demonym", "cap"))
+            for o in occupations():
+                m.add(o, Entry("DEM", "OCCUPATION", "faker:job", "any"))
+            _MATCHER = m
+    return _MATCHER
+
+
+class GazetteerRecognizer(Recognizer):
+    name = "gazetteer"
+
+    def __init__(self, matcher: PhraseMatcher | None = None, score: float = 0.8):
+        self.matcher = matcher or default_matcher()
+        self.score = score
+
+    def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
+        out = []
+        for s, e, entry, surface in self.matcher.finditer(text):
+            score = self.score
+            if entry.subtype == "OCCUPATION":
+                # lower-case common nouns are weaker evidence; a capitalised occupation mid-sentence is a title
+                score = 0.7
+            out.append(Detection(s, e, entry.type, score, self.name, entry.source, subtype=entry.subtype))
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Titles, initials, acronyms
+# ---------------------------------------------------------------------------------------------
+_UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ"
+_NAME_TOK = rf"(?:[{_UP}]\.(?:\s?-?[{_UP}]\.)*|[{_UP}][\w'’]*(?:[-‑][{_UP}]?[\w'’]+)*)"
+_PARTICLE = r"(?:van|von|der|den|de|del|della|di|da|dos|du|le|la|af|bin|ibn|al|el|ten|ter|zu)"
+_TITLE_RE = re.compile(
+    rf"\b(?P<title>(?:{'|'.join(TITLES)})\.?(?:\s+and\s+(?:{'|'.join(TITLES)})\.?)?)\s+"
+    rf"(?P<name>{_NAME_TOK}(?:\s+(?:{_PARTICLE}\s+)*{_NAME_TOK}){{0,4}}|[{_UP}]\b)"
+)
+_ORG_HEADS = re.compile(
+    r"\b(?:Court|Tribunal|Office|Ministry|Department|Council|Committee|Commission|Board|Assembly|Parliament|"
+    r"Government|Republic|Kingdom|State|University|School|Bank|Company|Party|Union|Association|Chamber|Section|"
+    r"Prison|Hospital|Police|Service|Agency|Authority|Prosecutor|Directorate|Inspectorate|Administration|Bar|"
+    r"Convention|Article|Act|Law|Code)\b")
+_NOT_NAME_WORDS = frozenset((
+    "The", "This", "That", "He", "She", "They", "It", "His", "Her", "Their", "On", "In", "At", "Of", "For", "And",
+    "But", "Or", "As", "By", "With", "From", "To", "A", "An", "Government", "Court", "Applicant", "President",
+    "Registrar", "Section", "Chamber", "Commission", "Convention",
+))
+
+
+class TitleRecognizer(Recognizer):
+    """A title (Mr, Mrs, Judge, …) followed by a name: the span covers both, so the title stays with the
+    name it belongs to (TAB guidelines: person spans include titles and honorifics)."""
+
+    name = "title"
+
+    def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
+        out = []
+        for m in _TITLE_RE.finditer(text):
+            title = m.group("title").rstrip(".").split()[0]
+            name = m.group("name")
+            toks = name.split()
+            # drop trailing words that are not names (e.g. "Mr Smith On" at a sentence edge)
+            while toks and toks[-1].strip(".,") in _NOT_NAME_WORDS:
+                toks.pop()
+            if not toks or toks[0] in _NOT_NAME_WORDS:
+                continue
+            end = m.start("name") + len(" ".join(toks)) if " ".join(toks) == name[: len(" ".join(toks))] else m.end("name")
+            if title not in STRONG_TITLES:
+                following = text[m.end("name") : m.end("name") + 30]
+                if _ORG_HEADS.search(name) or re.match(r"\s+of\s+the\b", following):
+                    continue
+                score = 0.75
+            else:
+                score = 0.95
+            out.append(Detection(m.start(), end, "PERSON", score, self.name, f"title:{title}", context=[title],
+                                 subtype="PERSON"))
+        return out
+
+
+_INITIALS = re.compile(rf"(?<![\w.])[{_UP}]\.(?:\s?-?[{_UP}]\.)+(?:\s?[{_UP}](?![\w.]))?|(?<![\w.])[{_UP}]\.\s?[{_UP}](?![\w.])")
+_INITIALS_STOP = frozenset(("U.S.", "U.K.", "E.U.", "U.N.", "A.S.", "S.A.", "P.M.", "A.M.", "E.G.", "I.E.", "S.P.A.",
+                             "N.V.", "B.V.", "A.Ş.", "S.R.L.", "D.C."))
+
+
+class InitialsRecognizer(Recognizer):
+    """Initials used as names (``M.G.``, ``Z. L.``, ``B.G``) — TAB counts initials as PERSON."""
+
+    name = "initials"
+
+    def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
+        out = []
+        for m in _INITIALS.finditer(text):
+            raw = m.group(0)
+            if raw.replace(" ", "").upper() in _INITIALS_STOP:
+                continue
+            after = text[m.end() : m.end() + 2]
+            if re.match(r"\s?[A-Z][a-z]", after):
+                continue  # "J. Smith": part of a longer name, NER/title handle it
+            out.append(Detection(m.start(), m.end(), "PERSON", 0.7, self.name, "initials", subtype="PERSON"))
+        return out
+
+
+_ACRONYM = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*[A-Z](?:[-/&][A-Z0-9]+)*(?![\w-])")
+_ROMAN = re.compile(r"^(?=[MDCLXVI])M*(?:C[MD]|D?C{0,3})(?:X[CL]|L?X{0,3})(?:I[XV]|V?I{0,3})$")
+ACRONYM_STOP = frozenset((
+    "THE", "FACTS", "LAW", "CASE", "PROCEDURE", "CIRCUMSTANCES", "OF", "AND", "IN", "AS", "TO", "FOR", "ON", "AT",
+    "RELEVANT", "DOMESTIC", "PRACTICE", "INTERNATIONAL", "MATERIAL", "ALLEGED", "VIOLATION", "ARTICLE", "CONVENTION",
+    "COURT", "JUDGMENT", "DECISION", "PROTOCOL", "OTHER", "AS", "SUCH", "APPLICATION", "APPLICANT", "COMPLAINT",
+    "GOVERNMENT", "EUR", "USD", "GBP", "CHF", "DKK", "SEK", "NOK", "PLN", "TRY", "TRL", "RUB", "UAH", "HUF", "CZK",
+    "DEM", "DM", "FRF", "ITL", "ECHR", "ECHR", "EU", "UN", "UK", "USA", "US", "ID", "OK", "TV", "NB", "PS", "AM",
+    "PM", "CV", "II", "III", "IV", "VI", "VII", "VIII", "IX", "XI", "XII", "GMT", "CET", "SMS", "DNA", "HIV", "AIDS",
+    "ISBN", "NO", "NR", "PP", "CEST", "EEC", "EC", "OJ", "UNHCR", "NATO", "OSCE", "CPT", "ICCPR", "UNESCO",
+))
+
+
+class AcronymRecognizer(Recognizer):
+    """All-capital tokens (``PKK``, ``HAK-PAR``, ``TDKP/GKB``) outside all-capital headings: ORG candidates."""
+
+    name = "acronym"
+
+    def __init__(self, stop: Iterable[str] = ACRONYM_STOP, score: float = 0.6):
+        self.stop = frozenset(stop)
+        self.score = score
+
+    def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
+        out = []
+        for m in _ACRONYM.finditer(text):
+            raw = m.group(0)
+            if raw in self.stop or _ROMAN.match(raw) or len(raw) < 2:
+                continue
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            line_end = text.find("\n", m.end())
+            line = text[line_start : line_end if line_end >= 0 else len(text)]
+            letters = [c for c in line if c.isalpha()]
+            if letters and sum(c.isupper() for c in letters) / len(letters) > 0.6:
+                continue  # an all-capitals heading
+            out.append(Detection(m.start(), m.end(), "ORG", self.score, self.name, "acronym", subtype="ORG"))
+        return out
+
+
+_CAPW = rf"[{_UP}][\w’'‑-]*"
+_INST_ADJ = (r"(?:District|Regional|Provincial|Circuit|Appeal|Appellate|Assize|Magistrates[’']?|Criminal|Civil|"
+             r"Administrative|Commercial|Military|State Security|Labour|Juvenile|Family|Peace|Police|High|Supreme|City|"
+             r"County|Municipal|Land|Cantonal|Federal|Enforcement|Heavy Penal|Penal|Public|Chief|Principal|Central|"
+             r"Security|Special|Criminal Court of First Instance|Civil Court of First Instance|Juvenile)")
+_INST_HEAD = (r"(?:Court(?:\s+of\s+(?:Appeals?|First Instance|Cassation|Justice))?|Prison|Remand Centre|Remand Center|"
+              r"Detention Centre|Detention Center|Remand Prison|Police Station|Police Headquarters|Hospital|Clinic|"
+              r"University|School|College|Academy|Prosecutor[’']s Office|Governor[’']s Office|Bar Association|"
+              r"Town Hall|Municipality|Municipal Council|City Council|Council|Security Directorate|Gendarmerie(?: Command)?|"
+              r"Penitentiary|Bank|Police|Prosecutor|Registry|Office|Directorate|Department|Inspectorate)")
+_INSTITUTION = re.compile(
+    rf"\b(?:{_INST_ADJ}\s+)+(?:Court|Prison|Hospital|Prosecutor[’']s Office)\s+(?:in|of|at)\s+(?P<name2>{_CAPW}(?:\s+{_CAPW}){{0,2}})"
+    rf"|\b(?P<name>{_CAPW}(?:\s+{_CAPW}){{0,3}})\s+(?:{_INST_ADJ}\s+)*{_INST_HEAD}\b"
+)
+_INST_NOT_NAME = frozenset((
+    "the", "on", "in", "at", "by", "of", "for", "and", "a", "an", "this", "that", "his", "her", "their", "its",
+    "when", "after", "before", "since", "until", "while", "as", "then", "however", "moreover", "subsequently",
+    "under", "from", "with", "to", "which", "who", "whose", "european", "constitutional", "supreme", "high",
+    "regional", "district", "state", "court", "national", "federal", "military", "appeal", "administrative",
+))
+
+
+class InstitutionRecognizer(Recognizer):
+    """Named institutions built from a place or name and an institution head: "Katowice District Court",
+    "Batman Assize Court", "Tarnów Prison", "District Court in Wodzisław Śląski" (ORG). Generic ones with no
+    name part ("Supreme Court") are left to NER and the policy."""
+
+    name = "institution"
+
+    def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
+        out = []
+        for m in _INSTITUTION.finditer(text):
+            group = "name" if m.group("name") else "name2"
+            name = m.group(group)
+            words = name.split()
+            start = m.start()
+            # drop leading function words / generic adjectives captured by the capitalised-word run
+            while words and words[0].lower() in _INST_NOT_NAME:
+                start = start + len(words[0]) + 1 if group == "name" else start
+                words = words[1:]
+            if not words:
+                continue
+            if group == "name":
+                start = m.start("name") + (len(name) - len(" ".join(words)))
+            out.append(Detection(start, m.end(), "ORG", 0.85, self.name, "institution", subtype="ORG"))
+        return out
+
+
+_LETTER_LIST = re.compile(r"(?<![\w.])(?:[A-Z](?:\s*,\s*|\s+and\s+)){1,}[A-Z](?![\w.])")
+_LETTER_AFTER_NOUN = re.compile(
+    r"\b(?:counsel|lawyer|witness|representative|son|daughter|wife|husband|brother|sister|mother|father|"
+    r"co-accused|co‑accused|accused|defendant|officer|doctor|neighbour|friend|applicant|person|woman|man|child|"
+    r"accountant|prosecutor|judge|expert|inspector)s?\s*\(?\s*(?P<l>[A-Z])(?![\w.])")
+
+
+class LetterNameRecognizer(Recognizer):
+    """Single capital letters used as pseudonymous names: lists ("A, B, N, M and R"), "[M]", or right after a
+    person noun ("new counsel (B)") — TAB counts them as PERSON."""
+
+    name = "letter_name"
+
+    def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
+        out = []
+        for m in _LETTER_LIST.finditer(text):
+            for lm in re.finditer(r"[A-Z]", m.group(0)):
+                s = m.start() + lm.start()
+                out.append(Detection(s, s + 1, "PERSON", 0.7, self.name, "letter_list", subtype="PERSON"))
+        for m in _LETTER_AFTER_NOUN.finditer(text):
+            s = m.start("l")
+            out.append(Detection(s, s + 1, "PERSON", 0.75, self.name, "letter_after_noun", subtype="PERSON"))
+        for m in re.finditer(r"\[([A-Z])\]", text):
+            out.append(Detection(m.start(1), m.end(1), "PERSON", 0.75, self.name, "letter_bracket", subtype="PERSON"))
+        return out
+
+
+class ListRecognizer(Recognizer):
+    """Deny list: phrases that are always PII, with their TAB type (``{"phrase": "TYPE"}``)."""
+
+    name = "deny_list"
+
+    def __init__(self, phrases: dict[str, str]):
+        self.matcher = PhraseMatcher()
+        for phrase, typ in phrases.items():
+            self.matcher.add(phrase, Entry(typ, "DENY", "deny_list", "any"))
+
+    def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
+        return [Detection(s, e, entry.type, 1.0, self.name, "deny_list", subtype=None)
+                for s, e, entry, _ in self.matcher.finditer(text)]

@@ -1,0 +1,126 @@
+"""Combining recognizer output: span refinement (titles, corporate suffixes, foreign-name parentheticals,
+leading articles) and overlap resolution.
+
+Overlap resolution, in order of precedence:
+1. validated contact/financial identifiers (e-mail, URL, phone, IBAN, card, IP) win over anything;
+2. then confident detections (score ≥ ``confident``) before weak ones;
+3. then the longest span (paper 001 §4.2: "resolve overlaps by keeping the longest span");
+4. then the higher score.
+Weak detections only fill gaps that confident ones leave.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from .base import Detection
+from .gazetteer import TITLES
+
+STRONG_RECOGNIZERS = frozenset(("email", "url", "phone", "iban", "card", "ip"))
+
+_LEADING = re.compile(r"^(?:the|The|THE|a|an|A|An)\s+")
+_TRAILING = re.compile(r"(?:['’]s|[\s,.;:“”\"'’(\[-]+)$")
+_TITLE_BEFORE = re.compile(rf"(?:\b(?:{'|'.join(TITLES)})\.?\s+)$")
+_CORP_SUFFIX = re.compile(
+    r"^,?\s+(?:A/S|AS|ApS|Aps|I/S|K/S|P/S|Ltd\.?|Limited|Inc\.?|plc|PLC|GmbH|AG|KG|SA|S\.A\.|SpA|S\.p\.A\.|BV|B\.V\.|"
+    r"NV|N\.V\.|AB|Oy|Oyj|Sp\.\s?z\s?o\.o\.|sp\.\s?z\s?o\.o\.|S\.A\.S\.|SARL|S\.à\.r\.l\.|A\.Ş\.|AŞ|Ltd\.\s?Şti\.|"
+    r"LLC|LLP|Co\.|& Co\.?|d\.o\.o\.|s\.r\.o\.|a\.s\.|Kft\.?|Zrt\.?|S\.R\.L\.|SRL|OOO|ZAO|OAO|PJSC|JSC)(?![\w])")
+_PAREN = re.compile(r"^\s?\((?:the\s+)?(?P<inner>[^()\n]{2,200})\)")
+_JOINERS = frozenset(("of", "the", "and", "for", "de", "van", "von", "der", "den", "del", "della", "di", "da", "du",
+                      "le", "la", "al", "el", "bin", "ibn", "i", "w", "nad", "na", "pod", "am", "an", "im", "zu",
+                      "y", "e", "on", "in", "at", "s", "d'", "l'", "dos", "das", "ter", "ten", "af", "och", "og"))
+
+
+def _junk_name(surface: str, typ: str) -> bool:
+    """NER names that contain plain lower-case words are usually foreign-language text misread as names."""
+    words = re.findall(r"[\w'’‑-]+", surface)
+    if not words:
+        return True
+    if typ == "PERSON":
+        return any(w[0].islower() and w.lower() not in _JOINERS for w in words)
+    return words[0][0].islower() and words[0].lower() not in _JOINERS
+
+
+def refine(text: str, dets: list[Detection]) -> list[Detection]:
+    """Adjust span boundaries (see module docstring); returns new Detection objects."""
+    out = []
+    for d in dets:
+        s, e = d.start, d.end
+        if d.recognizer not in STRONG_RECOGNIZERS:
+            # leading article (TAB spans exclude it) and trailing possessive/punctuation
+            m = _LEADING.match(text[s:e])
+            if m and e - s > m.end():
+                s += m.end()
+            while True:
+                m = _TRAILING.search(text[s:e])
+                if not m or m.start() == 0:
+                    break
+                if d.type == "PERSON" and text[e - 1] == "." and re.search(r"\b[A-Z]\.$", text[s:e]):
+                    break  # "J." initial keeps its dot
+                if text[e - 1] == "." and re.search(r"(?:\b[A-Z]|\b(?:Ltd|Inc|Co|Jr|Sr|Št|p\.m|a\.m)|\.[a-zA-Z])\.$", text[s:e]):
+                    break
+                e = s + m.start()
+        # snap the end over a hyphen/slash continuation of the last word ("DHKP" -> "DHKP-C")
+        while e < len(text) - 1 and text[e] in "-‑/" and text[e + 1].isalnum() and text[e - 1].isalnum():
+            e += 1
+            while e < len(text) and (text[e].isalnum() or text[e] in "'’"):
+                e += 1
+        if e <= s:
+            continue
+        if d.recognizer == "spacy_ner" and d.type in ("PERSON", "ORG", "LOC") and _junk_name(text[s:e], d.type):
+            continue
+        ctx = list(d.context)
+        if d.type == "PERSON":
+            m = _TITLE_BEFORE.search(text[max(0, s - 16) : s])
+            if m:
+                s -= len(m.group(0))
+                ctx.append(m.group(0).strip())
+        if d.type in ("ORG", "LOC", "MISC"):
+            m = _CORP_SUFFIX.match(text[e : e + 20])
+            if m and d.type == "ORG":
+                e += m.end()
+            m = _PAREN.match(text[e : e + 170])
+            if m:
+                inner = m.group("inner").strip()
+                if (inner[:1].isupper() and not re.search(r"[\d§]|\b(?:Rule|Rules|Article|Articles)\b", inner)
+                        and "applicant" not in inner):
+                    e += m.end()
+        out.append(replace(d, start=s, end=e, context=ctx))
+    return out
+
+
+_COUNTRY_TAIL = re.compile(r"^,\s*$")
+
+
+def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
+    """After overlap resolution: "City, Country" → one LOC (an address-like place); a place or name right
+    before an ORG ("Batman" + "Assize Court") → one ORG."""
+    out: list[Detection] = []
+    for d in dets:
+        if out:
+            prev = out[-1]
+            gap = text[prev.end : d.start]
+            if prev.type == "LOC" and d.type == "LOC" and _COUNTRY_TAIL.match(gap):
+                out[-1] = replace(prev, end=d.end, rule=prev.rule + "+loc", score=max(prev.score, d.score))
+                continue
+            if prev.type in ("LOC", "PERSON") and d.type == "ORG" and gap == " " and text[d.start].isupper():
+                out[-1] = replace(d, start=prev.start, rule=d.rule + "+prefix")
+                continue
+        out.append(d)
+    return out
+
+
+def _priority(d: Detection, confident: float) -> tuple[Any, ...]:
+    return (d.recognizer not in STRONG_RECOGNIZERS, d.score < confident, -(d.end - d.start), -d.score)
+
+
+def resolve_overlaps(dets: list[Detection], confident: float = 0.75) -> list[Detection]:
+    ranked = sorted(dets, key=lambda d: _priority(d, confident))
+    taken: list[Detection] = []
+    occupied: list[tuple[int, int]] = []
+    for d in ranked:
+        if all(d.end <= s or d.start >= e for s, e in occupied):
+            taken.append(d)
+            occupied.append((d.start, d.end))
+    return sorted(taken, key=lambda d: d.start)

@@ -1,0 +1,334 @@
+"""Identifier typing: DIRECT / QUASI / NO_MASK per entity.
+
+Two policies behind one interface (``IdentifierPolicy.classify(entity, doc) -> str``):
+
+* ``RulePolicy`` (default): type-based defaults plus features of the entity — its subtype and recognizer,
+  whether its words are all generic institutional vocabulary ("Court of Cassation", "Ministry of Justice"),
+  whether it names the document's dominant country ("Polish", "Republic of Poland", "Polish Government":
+  the respondent state in a court case identifies nobody), vagueness of time expressions ("the same day"),
+  legal references (TAB guidelines: generic legal references are not annotated) and allow-listed phrases.
+* ``VotingPolicy``: k-of-n voting over cheap indicators, after paper 001 §6.4 (a span is high risk if at least
+  k indicators flag it). Indicators implement ``Indicator.vote(entity, doc) -> float`` (probability-like,
+  ≥ 0.5 counts as a vote); an LM-based indicator (masked-LM surprisal, span classifier) only has to
+  implement the same method, it gets the entity record (forms, type, subtype, mention count) and the
+  document registry.
+
+DIRECT is reserved for identifiers that single a person out on their own: full personal names (given name
+and surname), e-mail, phone, IBAN, card, IP, URL and application/case numbers. The policy only decides
+masking; *when* a masked span is replaced (now, or later by the swap stage) is the engine's
+``mask_now_types``.
+"""
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from .gazetteer import EXTRA_DEMONYMS, country_data
+
+CONTACT_SUBTYPES = frozenset(("EMAIL", "PHONE", "IBAN", "CARD", "IP", "URL"))
+
+# Words that make up names of generic public institutions and of the court's own bodies; an ORG made only
+# of these (and articles/prepositions, and the dominant country's names) names no one in particular.
+GENERIC_ORG_WORDS = frozenset("""
+court courts supreme high higher regional region district provincial province appeal appeals appellate cassation
+constitutional administrative civil criminal assize assizes state security military magistrates magistrate
+magistrate's magistrates' first instance labour employment commercial family city county municipal federal
+national court's of the and for on in ministry minister justice interior internal foreign affairs defence defense
+finance financial health education economy economic agriculture government governmental parliament parliamentary
+prosecutor prosecutor's prosecutors public prosecution office offices general chief principal police gendarmerie
+department directorate council european commission human rights registry section chamber grand board committee
+treasury ombudsman president presidency bar association tribunal division service services agency authority
+authorities social insurance institution fund office's national's convention protection fundamental freedoms
+cabinet senate republic kingdom state's states government's federation union central local municipality
+governor governor's governorship prefecture prefect mayor mayor's town hall land registry land tax revenue customs
+leave committee's appeals' penitentiary enforcement bailiff bailiff's bailiffs office. legal aid
+second third fourth fifth sixth seventh eighth ninth tenth former new old
+""".split())
+
+LEGAL_WORDS = re.compile(
+    r"\b(?:Article|Articles|Art\.|Section|Rule|Rules|Protocol|Convention|Act|Code|Law|Laws|Regulation|Decree|"
+    r"Constitution|Charter|Treaty|Directive|Ordinance|Statute|§)\b")
+COURT_BODIES = frozenset((
+    "court", "european court of human rights", "commission", "european commission of human rights",
+    "council of europe", "committee of ministers", "registry", "grand chamber", "chamber", "section",
+    "first section", "second section", "third section", "fourth section", "fifth section", "government",
+    "the government", "convention", "president", "registrar", "section registrar", "deputy registrar",
+    "european convention on human rights", "rules of court", "plenary court",
+))
+_VAGUE_TIME = re.compile(
+    r"^(?:the\s+)?(?:same|following|next|previous|preceding|that|this|last|first|second|third|subsequent|"
+    r"material|relevant|present|whole|entire|initial|final|early|later?|recent)\b", re.I)
+_HAS_TIME_ANCHOR = re.compile(
+    r"\d|January|February|March|April|May|June|July|August|September|October|November|December|spring|summer|"
+    r"autumn|winter|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday", re.I)
+
+
+def _country_lookup() -> dict[str, str]:
+    data = country_data()
+    out: dict[str, str] = {}
+    for name, iso in data["countries"].items():
+        if iso:
+            out[name.lower()] = iso
+    for dem, iso in data["demonyms"].items():
+        if iso:
+            out.setdefault(dem.lower(), iso)
+    return out
+
+
+_COUNTRIES: dict[str, str] | None = None
+
+
+def country_of(form: str) -> str | None:
+    """ISO-3 code when ``form`` (normalized) names a country or its demonym, or is "<demonym> government",
+    "republic of <country>", "<country> government" and the like."""
+    global _COUNTRIES
+    if _COUNTRIES is None:
+        _COUNTRIES = _country_lookup()
+    f = form.lower().strip()
+    if f in _COUNTRIES:
+        return _COUNTRIES[f]
+    m = re.fullmatch(
+        r"(?:(?:the\s+)?(?:government|republic|kingdom|state|people's republic|federal republic|federation|"
+        r"grand duchy|principality|authorities|parliament)\s+of\s+(?:the\s+)?)?(.+?)"
+        r"(?:\s+(?:government|state|authorities|parliament|republic|national|nationals|citizen|citizens|"
+        r"courts?|law|legislation|army|police))?", f)
+    if m and m.group(1) in _COUNTRIES:
+        return _COUNTRIES[m.group(1)]
+    return None
+
+
+def rank_max(a: str | None, b: str) -> str:
+    order = {"NO_MASK": 0, "QUASI": 1, "DIRECT": 2}
+    if a is None:
+        return b
+    return a if order[a] >= order[b] else b
+
+
+class IdentifierPolicy(ABC):
+    name = "policy"
+
+    @abstractmethod
+    def classify(self, entity: dict[str, Any], doc: Any) -> str:
+        """Return DIRECT, QUASI or NO_MASK for ``entity`` (a DocumentEntities record) in ``doc``."""
+
+    def trace(self, entity: dict[str, Any], doc: Any) -> dict[str, Any]:
+        return {"policy": self.name, "identifier_type": self.classify(entity, doc)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Features
+# ---------------------------------------------------------------------------------------------
+def _words(form: str) -> list[str]:
+    return re.findall(r"[\w'’-]+", form.lower())
+
+
+def is_generic_org(forms: Iterable[str], dominant: str | None) -> bool:
+    for form in forms:
+        words = _words(form)
+        if not words:
+            return False
+        for w in words:
+            if w in GENERIC_ORG_WORDS:
+                continue
+            if dominant and country_of(w) == dominant:
+                continue
+            return False
+    return True
+
+
+def is_background_country(forms: Iterable[str], dominant: str | None) -> bool:
+    if not dominant:
+        return False
+    return all(country_of(f) == dominant for f in forms)
+
+
+def is_legal_reference(entity: dict[str, Any]) -> bool:
+    if entity.get("subtype") == "LAW":
+        return True
+    return entity["type"] in ("MISC", "ORG") and any(
+        LEGAL_WORDS.search(f.title()) and not re.search(r"\b(?:court|office|ministry)\b", f) for f in entity["forms"])
+
+
+def is_vague_time(entity: dict[str, Any]) -> bool:
+    return all(not _HAS_TIME_ANCHOR.search(f) and (_VAGUE_TIME.match(f) or not re.search(
+        r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|"
+        r"sixty|seventy|eighty|ninety|hundred)\b", f)) for f in entity["forms"])
+
+
+def person_is_full_name(entity: dict[str, Any]) -> bool:
+    for f in entity["forms"]:
+        toks = [t for t in re.split(r"\s+", f) if len(t.strip(".")) > 1]
+        if len(toks) >= 2:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule policy
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class RulePolicy(IdentifierPolicy):
+    """Type-based defaults plus feature rules (see module docstring). All switches are configurable."""
+
+    name: str = "rules"
+    type_defaults: dict[str, str] = field(default_factory=lambda: {
+        "PERSON": "QUASI", "CODE": "QUASI", "LOC": "QUASI", "ORG": "QUASI", "DEM": "QUASI", "DATETIME": "QUASI",
+        "QUANTITY": "QUASI", "MISC": "QUASI",
+    })
+    allow: frozenset[str] = field(default_factory=frozenset)  # normalized phrases never masked
+    generic_org_no_mask: bool = True
+    background_country_no_mask: bool = True
+    legal_reference_no_mask: bool = True
+    vague_time_no_mask: bool = True
+    court_bodies_no_mask: bool = True
+    full_name_direct: bool = True
+    min_quantity_digits: int = 0
+
+    def classify(self, entity: dict[str, Any], doc: Any) -> str:
+        t = entity["type"]
+        sub = entity.get("subtype")
+        forms = entity["forms"]
+        if self.allow and all(f in self.allow for f in forms):
+            return "NO_MASK"
+        if self.court_bodies_no_mask and all(f in COURT_BODIES for f in forms) and t in ("ORG", "MISC", "LOC"):
+            return "NO_MASK"
+        dominant = doc.dominant_country() if doc is not None else None
+        if t == "CODE":
+            if sub in CONTACT_SUBTYPES or sub == "CASE" and any("/" in f for f in forms):
+                return "DIRECT"
+            return self.type_defaults.get(t, "QUASI")
+        if t == "PERSON":
+            return "DIRECT" if self.full_name_direct and person_is_full_name(entity) else self.type_defaults["PERSON"]
+        if self.legal_reference_no_mask and is_legal_reference(entity):
+            return "NO_MASK"
+        if t in ("ORG", "LOC", "DEM") and self.background_country_no_mask and is_background_country(forms, dominant):
+            return "NO_MASK"
+        if t == "ORG" and self.generic_org_no_mask and is_generic_org(forms, dominant):
+            return "NO_MASK"
+        if t == "DATETIME" and self.vague_time_no_mask and is_vague_time(entity):
+            return "NO_MASK"
+        return self.type_defaults.get(t, "QUASI")
+
+
+# ---------------------------------------------------------------------------------------------
+# k-of-n voting (paper 001 §6.4)
+# ---------------------------------------------------------------------------------------------
+class Indicator(ABC):
+    """One privacy-risk indicator: a probability-like vote that the entity must be masked."""
+
+    name = "indicator"
+
+    @abstractmethod
+    def vote(self, entity: dict[str, Any], doc: Any) -> float: ...
+
+
+class TypePriorIndicator(Indicator):
+    """Share of TAB mentions of this type annotated DIRECT/QUASI (type prior, paper 001 §5.1: "PII type is the
+    most important feature")."""
+
+    name = "type_prior"
+
+    def __init__(self, priors: dict[str, float] | None = None):
+        self.priors = priors or {"PERSON": 0.9, "CODE": 0.95, "DATETIME": 0.95, "QUANTITY": 0.85, "MISC": 0.8,
+                                 "LOC": 0.5, "DEM": 0.4, "ORG": 0.3}
+
+    def vote(self, entity, doc):
+        return self.priors.get(entity["type"], 0.5)
+
+
+class SpecificityIndicator(Indicator):
+    """Specific = contains a digit, or a word outside the generic institutional/legal vocabulary."""
+
+    name = "specificity"
+
+    def vote(self, entity, doc):
+        dominant = doc.dominant_country() if doc is not None else None
+        if entity["type"] in ("PERSON", "CODE", "DATETIME", "QUANTITY"):
+            return 1.0 if not (entity["type"] == "DATETIME" and is_vague_time(entity)) else 0.0
+        if is_legal_reference(entity) or is_background_country(entity["forms"], dominant):
+            return 0.0
+        return 0.0 if is_generic_org(entity["forms"], dominant) else 1.0
+
+
+class CapitalizationIndicator(Indicator):
+    """Proper-noun evidence: some capitalised word that is not sentence-initial boilerplate, or a digit."""
+
+    name = "capitalization"
+
+    def vote(self, entity, doc):
+        if entity["type"] in ("DATETIME", "QUANTITY", "CODE", "PERSON"):
+            return 1.0
+        surface = entity.get("surface") or entity["forms"][0]
+        return 1.0 if re.search(r"\d|\b[A-ZÀ-Þ]", surface) else 0.3
+
+
+class FrequencyIndicator(Indicator):
+    """Entities mentioned very often in a document tend to be its background (the respondent state, the
+    court); rare ones tend to be specific. Votes mask unless the entity dominates the document."""
+
+    name = "frequency"
+
+    def __init__(self, share: float = 0.08):
+        self.share = share
+
+    def vote(self, entity, doc):
+        total = max(1, getattr(doc, "mentions_seen", 1))
+        if entity["type"] in ("PERSON", "CODE"):
+            return 1.0
+        return 0.0 if entity["count"] >= 5 and entity["count"] / total > self.share else 1.0
+
+
+class NotBackgroundIndicator(Indicator):
+    name = "not_background"
+
+    def vote(self, entity, doc):
+        dominant = doc.dominant_country() if doc is not None else None
+        if entity["type"] in ("ORG", "LOC", "DEM") and is_background_country(entity["forms"], dominant):
+            return 0.0
+        return 0.0 if is_legal_reference(entity) else 1.0
+
+
+@dataclass
+class VotingPolicy(IdentifierPolicy):
+    """Mask (QUASI, or DIRECT where ``RulePolicy`` says DIRECT) when at least ``k`` indicators vote ≥ 0.5."""
+
+    indicators: Sequence[Indicator] = ()
+    k: int = 3
+    name: str = "voting"
+
+    def __post_init__(self) -> None:
+        if not self.indicators:
+            self.indicators = (TypePriorIndicator(), SpecificityIndicator(), CapitalizationIndicator(),
+                               FrequencyIndicator(), NotBackgroundIndicator())
+        self._direct = RulePolicy()
+
+    def votes(self, entity, doc) -> dict[str, float]:
+        return {ind.name: ind.vote(entity, doc) for ind in self.indicators}
+
+    def classify(self, entity, doc):
+        n = sum(1 for v in self.votes(entity, doc).values() if v >= 0.5)
+        if n < self.k:
+            return "NO_MASK"
+        rule = self._direct.classify(entity, doc)
+        return "DIRECT" if rule == "DIRECT" else "QUASI"
+
+    def trace(self, entity, doc):
+        return {"policy": self.name, "k": self.k, "votes": self.votes(entity, doc),
+                "identifier_type": self.classify(entity, doc)}
+
+
+def make_policy(spec: dict[str, Any] | str | None) -> IdentifierPolicy:
+    """Build a policy from config: ``"rules"``, ``"voting"`` or ``{"kind": ..., options...}``."""
+    if spec is None or spec == "rules":
+        return RulePolicy()
+    if spec == "voting":
+        return VotingPolicy()
+    spec = dict(spec)
+    kind = spec.pop("kind", "rules")
+    if kind == "voting":
+        return VotingPolicy(k=int(spec.get("k", 3)))
+    if "allow" in spec:
+        spec["allow"] = frozenset(s.lower() for s in spec["allow"])
+    return RulePolicy(**spec)
