@@ -1,7 +1,10 @@
-"""pii: detect personal information in a chunk and replace what the policy masks now.
+"""pii: detect personal information and replace what the policy masks now — per document.
 
-Entity grouping is per document and the chunks of a document arrive in order (they share a
-partition), so the document's entity registry is kept in a ``DocumentStateStore`` between chunks.
+Masking decisions are per entity, and an entity's mentions can be spread over a document's chunks
+("Mr Cengiz Polat" in the first chunk, "Polat" in the fifth), so the stage waits until it holds all
+chunks of a document, then processes them together with one entity registry. Waiting chunks are kept
+in a ``DocumentStateStore`` (Redis in the service: written before the input offsets are committed, so
+a restart loses nothing) and forgotten only after the document's outputs are acknowledged.
 """
 from __future__ import annotations
 
@@ -31,27 +34,39 @@ class PiiStage(Stage):
         return Chunk.from_wire(obj)
 
     def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
-        chunks = [chunk for _, chunk in items]
-        registries: dict[str, DocumentEntities] = {}
-        for chunk in chunks:
-            if chunk.doc_id not in registries:
-                state = self.states.get(chunk.doc_id)
-                registries[chunk.doc_id] = (
-                    DocumentEntities.from_state(state) if state else DocumentEntities(chunk.doc_id)
-                )
-        results = self.engine.process_many(
-            [c.text for c in chunks], [registries[c.doc_id] for c in chunks], self.pseudonyms, self.namespace
-        )
-        finished = {c.doc_id for c in chunks if c.chunk_index == c.chunk_count - 1}
-        for doc_id, registry in registries.items():
-            if doc_id in finished:
-                self.states.delete(doc_id)
-            else:
-                self.states.put(doc_id, registry.to_state())
+        waiting: dict[str, dict[str, Any]] = {}
         out: list[list[Emit] | Exception] = []
+        for _, chunk in items:
+            state = waiting.get(chunk.doc_id) or self.states.get(chunk.doc_id) or {"chunks": {}}
+            state["chunks"][str(chunk.chunk_index)] = chunk.to_wire()
+            waiting[chunk.doc_id] = state
+            if len(state["chunks"]) < chunk.chunk_count:
+                out.append([])
+                continue
+            try:
+                out.append(self._document([Chunk.from_wire(state["chunks"][str(i)])
+                                           for i in range(chunk.chunk_count)]))
+            except Exception as exc:  # noqa: BLE001 - the completing chunk carries the failure
+                out.append(exc)
+            state["complete"] = True
+        for doc_id, state in waiting.items():
+            if not state.get("complete"):
+                self.states.put(doc_id, state)
+        return out
+
+    def _document(self, chunks: list[Chunk]) -> list[Emit]:
+        registry = DocumentEntities(chunks[0].doc_id)
+        results = self.engine.process_many([c.text for c in chunks], [registry] * len(chunks),
+                                           self.pseudonyms, self.namespace)
+        emits = []
         for chunk, (text, spans) in zip(chunks, results):
             chunk.text = text
             chunk.entities = spans
             chunk.lineage[self.name] = self.version
-            out.append([chunk_emit(topics.CHUNKS_PII, chunk)])
-        return out
+            emits.append(chunk_emit(topics.CHUNKS_PII, chunk))
+        return emits
+
+    def after_produced(self, emits: Sequence[Emit]) -> None:
+        for emit in emits:
+            if emit.topic is topics.CHUNKS_PII and emit.value["chunk_index"] == emit.value["chunk_count"] - 1:
+                self.states.delete(emit.value["doc_id"])
