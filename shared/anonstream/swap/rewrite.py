@@ -157,8 +157,8 @@ def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewri
     olds: list[str] = []
     cursor = 0
     shift = 0
-    # new positions of edited mentions: entity index -> (start, end, value); extra spans to add
-    moved: dict[int, tuple[int, int, str]] = {}
+    # new positions of edited mentions: entity index -> (start, end, value, changed); extra spans to add
+    moved: dict[int, tuple[int, int, str, bool]] = {}
     dropped: set[int] = set()
     added: list[EntitySpan] = []
     regions: list[tuple[int, int, int]] = []  # (old start, old end, shift after) of edited regions
@@ -193,25 +193,30 @@ def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewri
             rendered, spans = _render(text, site, values)
         # possessive: "Siemens' plan" -> "ARM's plan"
         tail = text[end:end + 2]
+        possessive = ""
         if (_BARE_APOSTROPHE.match(tail) and ms[-1].value[-1:] in "sS"
                 and not values[-1].endswith(("s", "S"))):
-            rendered += tail[0] + "s"
+            possessive = tail[0]
+            rendered += possessive + "s"
             end += 1
         pieces.append(rendered)
         old_text = text[start:end]
         if in_place:
-            for (a, b), m, v in zip(spans, ms, values):
+            for i, ((a, b), m, v) in enumerate(zip(spans, ms, values)):
                 if v != m.value:
-                    changes.append({"start": new_start + a, "end": new_start + b, "category": site.category,
-                                    "operator": plan.operator, "new": v})
-                    olds.append(m.value)
+                    last = possessive and i == len(ms) - 1  # the change covers the apostrophe and its s
+                    changes.append({"start": new_start + a, "end": new_start + b + (2 if last else 0),
+                                    "category": site.category, "operator": plan.operator,
+                                    "new": v + (possessive + "s" if last else "")})
+                    olds.append(m.value + (possessive if last else ""))
         else:
             changes.append({"start": new_start, "end": new_start + len(rendered), "category": site.category,
                             "operator": plan.operator, "new": rendered})
             olds.append(old_text)
         for i, (a, b) in enumerate(spans):
             if i < len(ms):
-                moved[ms[i].index] = (new_start + a, new_start + b, values[i])
+                same = in_place and values[i] == ms[i].value  # untouched value: stays a clear mention
+                moved[ms[i].index] = (new_start + a, new_start + b, values[i], not same)
             else:
                 template = ms[-1].entity
                 suffix = hashlib.sha256(f"{template.entity_id}|{i}".encode()).hexdigest()[:6]
@@ -230,8 +235,11 @@ def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewri
         if i in dropped:
             continue
         if i in moved:
-            s, t, v = moved[i]
-            out_entities.append(replace(e, start=s, end=t, text=v, surrogate=v))
+            s, t, v, changed = moved[i]
+            if not changed:
+                out_entities.append(replace(e, start=s, end=t, text=v))
+            else:
+                out_entities.append(replace(e, start=s, end=t, text=v, surrogate=v))
             continue
         # untouched entity: drop it if an edited region swallowed it, else shift it
         delta = 0
