@@ -181,7 +181,6 @@ def test_the_properties_do_see_swaps():
     rnd = random.Random(5)
     total = 0
     for _ in range(20):
-        chunks = corpora().example() if False else None  # noqa: F841 - hypothesis example() is not for tests
         docs = [[make_chunk(f"doc{d}", i, "{ORG:%s} in {LOC/GPE:%s} on {DATETIME/DATE:%s}." % (
             rnd.choice(VOCAB["ORG"]), rnd.choice(VOCAB["LOC/GPE"]), rnd.choice(VOCAB["DATETIME/DATE"])))
             for i in range(3)] for d in range(4)]

@@ -1,0 +1,144 @@
+"""The swap stage's Redis stores on a real Redis: pool state survives a restart of the swap
+service, a crash between a claim and the produce loses nothing, two workers never take the same
+partner, counts are idempotent."""
+from __future__ import annotations
+
+import random
+import threading
+import uuid
+
+import pytest
+import redis
+
+from anonstream.stores.redis_swap import RedisSwapPoolStore, RedisTupleCounts
+from anonstream.swap import Release, SwapProcessor
+from anonstream.swap.stores import PoolEntry
+from anonstream.swap.testing import make_chunk
+
+pytestmark = pytest.mark.integration
+
+A = "{ORG:Siemens} built a plant in {LOC/GPE:Texas} in {DATETIME/DATE:May 2001}."
+B = "{ORG:ARM} opened an office in {LOC/GPE:Denmark} in {DATETIME/DATE:June 2003}."
+C = "{ORG:Nokia} moved to {LOC/GPE:Finland} in {DATETIME/DATE:July 2005}."
+
+
+@pytest.fixture
+def tenant(redis_url):
+    name = f"it-swap-{uuid.uuid4().hex[:8]}"
+    yield name
+    client = redis.Redis.from_url(redis_url)
+    keys = list(client.scan_iter(f"anonstream:{name}:*"))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+class Service:
+    """One swap worker process: its own Redis connection, stores and processor."""
+
+    def __init__(self, redis_url: str, tenant: str, seed: int = 0, now: float = 1000.0):
+        self.client = redis.Redis.from_url(redis_url)
+        self.now = now
+        self.processor = SwapProcessor(Release.default(), RedisSwapPoolStore(self.client, tenant),
+                                       RedisTupleCounts(self.client, tenant), random.Random(seed),
+                                       clock=lambda: self.now)
+
+    def stop(self) -> None:
+        self.client.close()
+
+
+def test_pool_state_survives_a_restart_of_the_swap_service(redis_url, tenant):
+    first = Service(redis_url, tenant)
+    assert len(first.processor.offer(make_chunk("d1", 0, A))) == 0
+    assert len(first.processor.offer(make_chunk("d3", 0, C, component=4))) == 0
+    first.stop()  # the service goes away; its pending chunks stay in Redis
+
+    second = Service(redis_url, tenant, seed=1, now=1010.0)
+    assert second.processor.pools.pools() == ["v1:c0", "v1:c4"]
+    out = second.processor.offer(make_chunk("d2", 0, B))  # pairs with the chunk pooled before the restart
+    assert [r["doc_id"] for r in out.log] == ["d2", "d1"] and {r["action"] for r in out.log} == {"swapped"}
+    assert out.chunks[1].text == "ARM built a plant in Denmark in May 2001."
+    second.now = 2000.0
+    expired = second.processor.expire()  # the other one leaves with its fallback after the wait
+    assert [(r["doc_id"], r["action"], r["reason"]) for r in expired.log] == [("d3", "generalized", "timeout")]
+    assert second.processor.pools.pools() == []
+    # redeliveries after the restart are ignored (already released through claims)
+    assert len(second.processor.offer(make_chunk("d1", 0, A))) == 0
+    assert len(second.processor.offer(make_chunk("d3", 0, C, component=4))) == 0
+    second.stop()
+
+
+def test_a_crash_between_claim_and_produce_loses_nothing(redis_url, tenant):
+    worker = Service(redis_url, tenant)
+    worker.processor.offer(make_chunk("d1", 0, A))
+    out = worker.processor.offer(make_chunk("d2", 0, B))  # claim done, output stashed ...
+    worker.stop()  # ... and the process dies before the records reach the broker
+
+    restarted = Service(redis_url, tenant, seed=2)
+    recovered = restarted.processor.recover()
+    assert [c.to_wire() for c in recovered.chunks] == [c.to_wire() for c in out.chunks]
+    assert recovered.log == out.log and recovered.tokens == out.tokens
+    assert len(restarted.processor.offer(make_chunk("d2", 0, B))) == 0  # the uncommitted input comes again
+    restarted.processor.ack(recovered)
+    assert len(restarted.processor.recover()) == 0
+    restarted.stop()
+
+
+def test_two_workers_never_take_the_same_partner(redis_url, tenant):
+    first = Service(redis_url, tenant)
+    first.processor.offer(make_chunk("d1", 0, A))
+    workers = [Service(redis_url, tenant, seed=10 + i) for i in range(4)]
+    barrier = threading.Barrier(len(workers))
+    results = {}
+
+    def run(i, worker):
+        chunk = make_chunk(f"w{i}", 0, B.replace("ARM", f"ARM{i}"))
+        barrier.wait()
+        results[i] = worker.processor.offer(chunk)
+
+    threads = [threading.Thread(target=run, args=(i, w)) for i, w in enumerate(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    took_d1 = [i for i, out in results.items() if any(r["doc_id"] == "d1" for r in out.log)]
+    assert len(took_d1) == 1  # exactly one worker got the waiting chunk
+    # the others did not lose their chunks: they paired among themselves or wait in the pool
+    released = {r["chunk_key"] for out in results.values() for r in out.log}
+    waiting = {e.chunk_id for e in first.processor.pools.entries("v1:c0")}
+    assert len(released) + len(waiting) == 5 and not released & waiting
+    for w in [first, *workers]:
+        w.stop()
+
+
+def test_claims_are_atomic_under_contention(redis_url, tenant):
+    client = redis.Redis.from_url(redis_url)
+    store = RedisSwapPoolStore(client, tenant)
+    entry = PoolEntry("x|0|", "x", True, "rare", "j", "u", ["Organization"], 1.0, 1)
+    assert store.add("p", entry, {"doc_id": "x"}, ttl_s=60)
+    assert not store.add("p", entry, {"doc_id": "x"}, ttl_s=60)  # already pending
+    assert 0 < client.ttl(store.key("pool", "p", "idx")) <= 60
+    wins = []
+
+    def claim(i):
+        wins.append(RedisSwapPoolStore(redis.Redis.from_url(redis_url), tenant).claim(
+            "p", ["x|0|"], [f"y{i}"], f"t{i}", {"n": i}, 60))
+
+    threads = [threading.Thread(target=claim, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(wins) == [False] * 7 + [True]
+    assert len(store.outbox()) == 1 and store.status("p", "x|0|") == "done"
+    assert not store.add("p", entry, {"doc_id": "x"}, ttl_s=60)  # done: a redelivery is not pooled again
+    client.close()
+
+
+def test_tuple_counts_are_idempotent_and_shared(redis_url, tenant):
+    one = RedisTupleCounts(redis.Redis.from_url(redis_url), tenant)
+    two = RedisTupleCounts(redis.Redis.from_url(redis_url), tenant)
+    assert one.observe("s", "c1", "t", 60) == 1
+    assert two.observe("s", "c1", "t", 60) == 1  # same chunk again (redelivery, other worker)
+    assert two.observe("s", "c2", "t", 60) == 2
+    assert one.count("s", "t") == 2 and one.count("other", "t") == 0
