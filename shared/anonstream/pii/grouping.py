@@ -34,12 +34,11 @@ def normalize(text: str) -> str:
 
 
 def entity_form(entity_type: str, text: str) -> str:
+    if entity_type in ("ORG", "LOC", "MISC"):
+        text = _PAREN_TAIL.sub("", text) or text
     form = normalize(text)
     if entity_type == "PERSON":
         form = _TITLE_PREFIX.sub("", form).strip(_STRIP)
-    elif entity_type in ("ORG", "LOC", "MISC"):
-        stripped = _PAREN_TAIL.sub("", form).strip(_STRIP)
-        form = stripped or form
     return form or normalize(text)
 
 
@@ -148,9 +147,9 @@ class DocumentEntities:
         text right after the mention (to catch "Name (ACRONYM)")."""
         self.mentions_seen += 1
         form = entity_form(entity_type, text)
-        idx = self._by_form.get((entity_type, form))
-        if idx is None and entity_type == "PERSON":
-            idx = self._match_person(form)
+        idx = self._match_person(form) if entity_type == "PERSON" else None
+        if idx is None:
+            idx = self._by_form.get((entity_type, form))
         if idx is None and entity_type in ("ORG", "MISC", "LOC") and re.fullmatch(r"[a-z0-9&/-]{2,12}", form):
             idx = self._acronyms.get(form)
         if idx is None:
@@ -178,18 +177,16 @@ class DocumentEntities:
         surname = toks[-1].rstrip(".")
         cands = []
         for i, ent in enumerate(self.entities):
-            if ent["type"] != "PERSON":
+            if ent["type"] != "PERSON" or not ent["forms"]:
                 continue
-            for f in ent["forms"]:
-                ft = _name_tokens(f)
-                if not ft:
-                    continue
-                if len(surname) > 1 and ft[-1].rstrip(".") == surname and _given_compatible(toks[:-1], ft[:-1]):
-                    cands.append(i)
-                    break
-                if len(toks) == 1 and len(surname) > 2 and len(ft) > 1 and ft[0] == toks[0]:
-                    cands.append(i)  # a given name alone: "Cengiz" ~ "Cengiz Polat"
-                    break
+            # compare with the entity's most complete name ("cengiz polat", not a bare "polat" it also has)
+            ft = max((_name_tokens(f) for f in ent["forms"]), key=lambda t: (len(t), sum(map(len, t))))
+            if not ft:
+                continue
+            if len(surname) > 1 and ft[-1].rstrip(".") == surname and _given_compatible(toks[:-1], ft[:-1]):
+                cands.append(i)
+            elif len(toks) == 1 and len(surname) > 2 and len(ft) > 1 and ft[0] == toks[0]:
+                cands.append(i)  # a given name alone: "Cengiz" ~ "Cengiz Polat"
         if not cands:
             return None
         return max(cands, key=lambda i: self.entities[i]["last_seen"])

@@ -98,7 +98,7 @@ class UrlRecognizer(RegexRecognizer):
     patterns = (
         ("url_scheme", re.compile(r"\b(?:https?|ftp)://[^\s<>\"'“”]+", re.I), 1.0),
         ("url_www", re.compile(r"\bwww\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:/[^\s<>\"'“”]*)?", re.I), 0.95),
-        ("url_domain_path", re.compile(r"\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|eu|info)/[^\s<>\"'“”]*", re.I), 0.85),
+        ("url_domain_path", re.compile(r"(?<![/\w.@-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|eu|info)/[^\s<>\"'“”]*", re.I), 0.85),
     )
 
     def span(self, match):
@@ -287,7 +287,7 @@ class CaseNumberRecognizer(RegexRecognizer):
         # reference codes: need a digit and not look like an ordinal, unit, legal cite or a year range
         if not re.search(r"\d", raw) or re.fullmatch(r"\d+(?:st|nd|rd|th|s|cm|mm|km|kg|m|g|h|am|pm)", raw, re.I):
             return None
-        if re.fullmatch(r"\d{1,2}\.\d{1,2}\.\d{2,4}", raw) or re.fullmatch(r"(?:1[89]|20)\d{2}[-/](?:1[89]|20)?\d{2}", raw):
+        if re.fullmatch(r"\d{1,2}([./-])\d{1,2}\1\d{2,4}", raw) or re.fullmatch(r"(?:1[89]|20)\d{2}[-/](?:1[89]|20)?\d{2}", raw):
             return None  # dates and year ranges
         if re.fullmatch(r"[A-Z]{2,3}\s?\d{1,3}(?:[.,]\d{3})*(?:[.,]\d+)?", raw):
             return None  # "DKK 2,200" is money
@@ -345,6 +345,8 @@ class DateTimeRecognizer(RegexRecognizer):
 
     def validate(self, text, match, rule):
         raw = match.group(0)
+        if re.search(r"(?:into force|in force|entry into force)\b[^.]{0,40}$", text[max(0, match.start() - 60) : match.start()]):
+            return None  # the date a legal instrument entered into force: a generic legal reference
         if rule == "year":
             before = text[max(0, match.start() - 40) : match.start()]
             if _YEAR_LEGAL.search(before):
@@ -353,8 +355,6 @@ class DateTimeRecognizer(RegexRecognizer):
             if re.match(r"\s*[§/]", after) or re.match(r"\s?(?:[A-Z]{2,}|€|\$)", text[match.end():match.end() + 3]):
                 return None
             return 1.0
-        if re.search(r"(?:into force|in force|entry into force)\b[^.]{0,40}$", text[max(0, match.start() - 60) : match.start()]):
-            return None  # the date a legal instrument entered into force: a generic legal reference
         if rule == "duration":
             word = raw.split()[0].lower()
             if word in ("a", "an", "some", "many", "few", "several") and not re.search(r"\d", raw):

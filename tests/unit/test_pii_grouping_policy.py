@@ -1,0 +1,107 @@
+"""Entity grouping, identifier policy and operators (no spaCy: entities are resolved directly)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from anonstream.pii.engine import InMemoryPseudonymStore
+from anonstream.pii.grouping import DocumentEntities
+from anonstream.pii.keys import ENV_KEY, ENV_PREVIOUS, KeyRing, MissingKeyError
+from anonstream.pii.operators import OperatorContext, make_operator
+from anonstream.pii.policy import RulePolicy, VotingPolicy
+
+
+def test_person_mentions_group_by_surname_initials_and_titles():
+    ents = DocumentEntities("d")
+    a = ents.resolve("PERSON", "Mr Cengiz Polat")
+    assert ents.resolve("PERSON", "Polat")["id"] == a["id"]
+    assert ents.resolve("PERSON", "Mr. C. Polat")["id"] == a["id"]
+    assert ents.resolve("PERSON", "Cengiz")["id"] == a["id"]
+    b = ents.resolve("PERSON", "Ayşe Polat")  # a different given name: another person
+    assert b["id"] != a["id"]
+    assert ents.resolve("PERSON", "Ms A. Polat")["id"] == b["id"]
+    assert ents.resolve("PERSON", "Polat")["id"] == b["id"]  # ambiguous: the most recently mentioned
+
+
+def test_org_variants_and_acronyms_group():
+    ents = DocumentEntities("d")
+    full = ents.resolve("ORG", "the Bydgoszcz District Court (Sąd Rejonowy)")
+    assert ents.resolve("ORG", "Bydgoszcz District Court")["id"] == full["id"]
+    pkk = ents.resolve("ORG", "Kurdistan Workers’ Party", following=" (PKK), an illegal")
+    assert ents.resolve("ORG", "PKK")["id"] == pkk["id"]
+
+
+def test_state_roundtrip_is_json_and_keeps_grouping():
+    ents = DocumentEntities("d")
+    a = ents.resolve("PERSON", "Mr Cengiz Polat")
+    ents.count_country("TUR", 10)
+    restored = DocumentEntities.from_state(json.loads(json.dumps(ents.to_state())))
+    assert restored.resolve("PERSON", "Polat")["id"] == a["id"]
+    assert restored.dominant_country() == "TUR"
+    assert restored.resolve("PERSON", "Jan Nowak")["id"] == "d_e2"
+
+
+def _entity(ents, typ, text, subtype=None):
+    return ents.resolve(typ, text, subtype)
+
+
+def test_rule_policy_types():
+    ents = DocumentEntities("d")
+    ents.count_country("POL", 10)
+    p = RulePolicy()
+    assert p.classify(_entity(ents, "PERSON", "Mr Jan Kowalski"), ents) == "DIRECT"
+    assert p.classify(_entity(ents, "PERSON", "Kowalska"), ents) == "QUASI"
+    assert p.classify(_entity(ents, "CODE", "36110/97", "CASE"), ents) == "DIRECT"
+    assert p.classify(_entity(ents, "CODE", "a@b.org", "EMAIL"), ents) == "DIRECT"
+    assert p.classify(_entity(ents, "ORG", "Court of Cassation"), ents) == "NO_MASK"  # generic institution
+    assert p.classify(_entity(ents, "ORG", "Polish Government"), ents) == "NO_MASK"  # background state
+    assert p.classify(_entity(ents, "DEM", "Polish", "NORP"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "DEM", "American", "NORP"), ents) == "QUASI"
+    assert p.classify(_entity(ents, "ORG", "Bydgoszcz District Court"), ents) == "QUASI"
+    assert p.classify(_entity(ents, "MISC", "Article 6 of the Convention", "LAW"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "DATETIME", "the same day", "DATE"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "DATETIME", "3 May 2001", "DATE"), ents) == "QUASI"
+    assert RulePolicy(allow=frozenset({"kowalska"})).classify(ents.by_id("d_e2"), ents) == "NO_MASK"
+
+
+def test_voting_policy_needs_k_votes():
+    ents = DocumentEntities("d")
+    ents.count_country("POL", 10)
+    org = _entity(ents, "ORG", "Court of Cassation")
+    person = _entity(ents, "PERSON", "Jan Kowalski")
+    votes = VotingPolicy().votes(org, ents)
+    n = sum(v >= 0.5 for v in votes.values())
+    assert VotingPolicy(k=n).classify(org, ents) == "QUASI"
+    assert VotingPolicy(k=n + 1).classify(org, ents) == "NO_MASK"
+    assert VotingPolicy(k=5).classify(person, ents) == "DIRECT"
+
+
+def _ctx(keys=None, label="PERSON", key="PERSON:jan kowalski", store=None):
+    return OperatorContext(label=label, entity_key=key, namespace="ns", pseudonyms=store or InMemoryPseudonymStore(),
+                           keys=keys)
+
+
+def test_operators():
+    assert make_operator("placeholder").apply("Jan", _ctx()) == "[PERSON]"
+    store = InMemoryPseudonymStore()
+    assert make_operator("indexed").apply("Jan", _ctx(store=store)) == "[PERSON_1]"
+    assert make_operator("indexed").apply("J. K.", _ctx(store=store)) == "[PERSON_1]"
+    assert make_operator("redact").apply("Jan", _ctx()) == ""
+    assert make_operator({"name": "mask", "keep_last": 4}).apply("4111111111111111", _ctx()) == "*" * 12 + "1111"
+    assert make_operator("keep").apply("Jan", _ctx()) == "Jan"
+    h1 = make_operator("hash").apply("Jan", _ctx(KeyRing(b"k1")))
+    assert h1 == make_operator("hash").apply("Jan", _ctx(KeyRing(b"k1")))
+    assert h1 != make_operator("hash").apply("Jan", _ctx(KeyRing(b"k2")))
+    assert h1.startswith("[PERSON_") and len(h1) == len("[PERSON_]") + 16
+    with pytest.raises(ValueError):
+        make_operator("shred")
+
+
+def test_key_ring_from_env_and_rotation():
+    with pytest.raises(MissingKeyError):
+        KeyRing.from_env(required=True, environ={})
+    assert KeyRing.from_env(required=False, environ={}).ephemeral_key
+    ring = KeyRing.from_env(environ={ENV_KEY: "new", ENV_PREVIOUS: "hex:6f6c64"})  # "old"
+    old = KeyRing(b"old")
+    assert ring.previous == b"old" and ring.verify("m", old.digest("m")) and not KeyRing(b"x").verify("m", old.digest("m"))

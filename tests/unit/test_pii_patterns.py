@@ -1,0 +1,73 @@
+"""Pattern recognizers: validation (checksums, parsing, calendar/legal-context checks), no spaCy needed."""
+from __future__ import annotations
+
+import pytest
+
+from anonstream.pii.patterns import (
+    CardRecognizer, CaseNumberRecognizer, DateTimeRecognizer, EmailRecognizer, IbanRecognizer, IpRecognizer,
+    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, UrlRecognizer, iban_valid, luhn_valid,
+)
+
+
+def _hits(recognizer, text):
+    return [text[d.start : d.end] for d in recognizer.analyze(text)]
+
+
+def test_luhn_and_card_validation():
+    assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
+    text = "card 4111 1111 1111 1111 and 4111 1111 1111 1112"
+    assert _hits(CardRecognizer(), text) == ["4111 1111 1111 1111"]
+
+
+def test_iban_mod97_and_length():
+    assert iban_valid("DE89 3704 0044 0532 0130 00")
+    assert not iban_valid("DE89 3704 0044 0532 0130 01")
+    assert not iban_valid("DE89 3704 0044 0532 0130")  # wrong length for DE
+    assert _hits(IbanRecognizer(), "pay to GB82 WEST 1234 5698 7654 32 now") == ["GB82 WEST 1234 5698 7654 32"]
+
+
+def test_phone_is_parsed_not_just_matched():
+    rec = PhoneRecognizer()
+    assert _hits(rec, "Call +44 20 7946 0958 today") == ["+44 20 7946 0958"]
+    dets = rec.analyze("Tel. 030 12345678")
+    assert [d.context for d in dets] == [["tel"]]
+    assert _hits(rec, "on 12.05.2001 and application no. 36110/97, amount 1,234,567") == []
+    assert _hits(rec, "+44 00 0000 0000") == []  # not a valid number in any plan
+
+
+def test_ip_email_url():
+    assert _hits(IpRecognizer(), "from 192.168.1.10 and 999.1.1.1 and 2001:db8::1") == ["192.168.1.10", "2001:db8::1"]
+    assert _hits(EmailRecognizer(), "write to jane.doe@example.org.") == ["jane.doe@example.org"]
+    assert _hits(UrlRecognizer(), "see https://example.org/a?b=1.") == ["https://example.org/a?b=1"]
+
+
+def test_case_numbers_but_not_legal_references_or_dates():
+    rec = CaseNumberRecognizer()
+    text = "Application no. 36110/97 under Article 6 § 1, Law no. 285, on 12/05/2001; code D-4840."
+    hits = _hits(rec, text)
+    assert "36110/97" in hits and "D-4840" in hits
+    assert not any(h in ("285", "12/05/2001", "6", "1") for h in hits)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("held on 2 and 25 January 1995.", "2 and 25 January 1995"),
+    ("on 14, 24 and 26 September 2007;", "14, 24 and 26 September 2007"),
+    ("in the winter of 2007", "winter of 2007"),
+    ("born in 1960 in Ankara", "1960"),
+    ("for three and a half years.", "three and a half years"),
+    ("at 11.45 p.m. he left", "11.45 p.m."),
+])
+def test_dates_and_durations(text, expected):
+    assert expected in _hits(DateTimeRecognizer(), text)
+
+
+def test_years_of_laws_and_entry_into_force_are_not_dates():
+    hits = _hits(DateTimeRecognizer(), "under the Act of 1969 and Law no. 12 of 1982; it entered into force on 1 November 1998")
+    assert hits == []
+
+
+def test_money_and_quantities_keep_units():
+    text = "DKK 2,200,000 and 10,000 Polish zlotys (PLN), approximately EUR 19,000,000 and 50 metres and 30%"
+    money = _hits(MoneyRecognizer(), text)
+    assert {"DKK 2,200,000", "10,000 Polish zlotys (PLN)", "approximately EUR 19,000,000"} <= set(money)
+    assert {"50 metres", "30%"} <= set(_hits(QuantityRecognizer(), text))
