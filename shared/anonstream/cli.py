@@ -28,6 +28,32 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _embed(args: argparse.Namespace) -> int:
+    """Embed documents' chunks (as the pipeline chunks them) into an n x d float32 .npy file."""
+    import numpy as np
+    from tqdm import tqdm
+
+    from . import serde
+    from .embedding import Embedder
+    from .records import Document
+    from .stages.ingest import IngestStage
+
+    settings = Settings()
+    ingest = IngestStage(settings.chunk_max_chars, settings.chunk_max_sentences)
+    with open(args.input, "rb") as handle:
+        documents = [Document.from_wire(serde.loads(line)) for line in handle if line.strip()]
+    texts = [c.text for d in tqdm(documents, desc="chunking", unit="doc", disable=args.quiet)
+             for c in ingest.chunks(d)]
+    embedder = Embedder(args.model or settings.embed_model, settings.embed_batch)
+    step = max(1, settings.embed_batch * 4)
+    parts = [embedder.encode(texts[i:i + step])
+             for i in tqdm(range(0, len(texts), step), desc="embedding", unit="batch", disable=args.quiet)]
+    X = np.concatenate(parts) if parts else np.empty((0, embedder.dim), dtype=np.float32)
+    np.save(args.out, X)
+    print(f"{X.shape[0]} chunks x {X.shape[1]} dims ({embedder.model_name}) -> {args.out}", file=sys.stderr)
+    return 0
+
+
 def _service(args: argparse.Namespace) -> int:
     from .runtime.service import run_service
 
@@ -54,6 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--report", help="JSON report (counts, throughput, audit)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_run)
+
+    embed = sub.add_parser("embed", help="embed the chunks of a JSONL of documents into a .npy matrix")
+    embed.add_argument("--input", required=True, help="JSONL: {doc_id, text, metadata} per line")
+    embed.add_argument("--out", required=True, help="output .npy (n x d float32, unit rows)")
+    embed.add_argument("--model", help="sentence-transformers model (default ANONSTREAM_EMBED_MODEL)")
+    embed.add_argument("--quiet", action="store_true", help="no progress bars")
+    embed.set_defaults(func=_embed)
 
     from .runtime.wiring import STAGE_NAMES
 
