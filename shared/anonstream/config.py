@@ -20,7 +20,10 @@
 | ANONSTREAM_REFIT_MIN_SAMPLES | 32 | smallest reservoir that is refitted |
 | ANONSTREAM_REFIT_DRIFT_NATS | 25 | refit early when recent chunks' mean log-density falls this far below the model's training mean |
 | ANONSTREAM_RESERVOIR_SIZE | 20000 | embeddings kept for refits |
-| ANONSTREAM_REASSEMBLY_TTL_S | 86400 | how long a partial document waits in the sink |
+| ANONSTREAM_REASSEMBLY_WAIT_S | 900 | longest wait for a document's missing chunks; then the sink dead-letters what it has |
+| ANONSTREAM_REASSEMBLY_TTL_S | 86400 | how long per-document state (sink, pii) is kept in Redis |
+| ANONSTREAM_INSTANCE | 0 | replica number of this process (part of the transactional id) |
+| ANONSTREAM_TRANSACTIONAL_STAGES | sink | stages whose produce and offset commit are one Kafka transaction (exactly once on the broker) |
 | ANONSTREAM_PSEUDONYM_KEY | (required by the pii service) | HMAC key of pseudonyms (secret; never a field here) |
 | ANONSTREAM_PSEUDONYM_TTL_S | 31536000 | how long an entity keeps its pseudonym in Redis |
 | ANONSTREAM_REPLICATION | 1 | replication factor of the topics `anonstream topics create` makes |
@@ -56,6 +59,10 @@ class Settings:
     refit_min_samples: int = field(default_factory=lambda: int(_env("REFIT_MIN_SAMPLES", "32")))
     refit_drift_nats: float = field(default_factory=lambda: float(_env("REFIT_DRIFT_NATS", "25")))
     reservoir_size: int = field(default_factory=lambda: int(_env("RESERVOIR_SIZE", "20000")))
+    reassembly_wait_s: float = field(default_factory=lambda: float(_env("REASSEMBLY_WAIT_S", "900")))
+    transactional_stages: tuple[str, ...] = field(
+        default_factory=lambda: tuple(s for s in _env("TRANSACTIONAL_STAGES", "sink").split(",") if s))
+    instance: str = field(default_factory=lambda: _env("INSTANCE", "0"))
     reassembly_ttl_s: int = field(default_factory=lambda: int(_env("REASSEMBLY_TTL_S", "86400")))
     pseudonym_ttl_s: int = field(default_factory=lambda: int(_env("PSEUDONYM_TTL_S", "31536000")))
     replication: int = field(default_factory=lambda: int(_env("REPLICATION", "1")))

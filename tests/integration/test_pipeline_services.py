@@ -115,7 +115,8 @@ async def _collect(settings: Settings, want_docs: int, want_dead: int, services,
     sanitized = topics.name(topics.SANITIZED, settings.topic_prefix)
     dead = topics.name(topics.DEAD_LETTER, settings.topic_prefix)
     consumer = AIOKafkaConsumer(sanitized, dead, bootstrap_servers=settings.bootstrap,
-                                group_id=f"{settings.topic_prefix}.test-reader", auto_offset_reset="earliest")
+                                group_id=f"{settings.topic_prefix}.test-reader", auto_offset_reset="earliest",
+                                isolation_level="read_committed")
     await consumer.start()
     docs, dead_letters = [], []
     deadline = time.monotonic() + timeout_s

@@ -75,13 +75,14 @@ def test_reservoir_is_bounded_and_survives_a_new_client(client, tenant, redis_ur
 
 def test_pending_chunks_and_emitted_marks(client, tenant):
     pending = redis_state.RedisPendingChunks(client, tenant, ttl_s=60)
-    assert pending.add("d", 1, 2, {"i": 1}) == 1
-    assert pending.add("d", 1, 2, {"i": 1}) == 1  # idempotent
-    assert pending.add("d", 0, 2, {"i": 0}) == 2
+    assert pending.add("d", 1, 2, {"i": 1}, 1.0) == 1
+    assert pending.add("d", 1, 2, {"i": 1}, 1.0) == 1  # idempotent
+    assert pending.add("d", 0, 2, {"i": 0}, 2.0) == 2
     assert pending.take("d") == [{"i": 0}, {"i": 1}]
+    assert pending.overdue(1.5) == ["d"] and pending.overdue(1.0) == []  # first seen at 1.0
     assert pending.mark_emitted("d", "fp") is True
     assert pending.mark_emitted("d", "fp") is False
-    assert pending.was_emitted("d", "fp") and pending.take("d") == []
+    assert pending.was_emitted("d", "fp") and pending.take("d") == [] and pending.overdue(9.0) == []
 
 
 def test_counters_add_up(client, tenant):

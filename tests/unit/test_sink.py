@@ -1,4 +1,8 @@
 """Reassembly: chunk order, completeness, and forgetting a document only after its produce."""
+import base64
+
+import orjson
+
 from anonstream import topics
 from anonstream.records import Chunk
 from anonstream.stages.sink import SinkStage
@@ -36,3 +40,19 @@ def test_redelivered_chunks_do_not_duplicate_and_nothing_is_forgotten_before_the
     # after the acknowledged produce, late duplicates are ignored
     assert sink.process([(None, c1), (None, c2)]) == [[], []]
     assert pending.take("d1") == []
+
+
+def test_an_incomplete_document_is_dead_lettered_after_the_bounded_wait_not_dropped():
+    now = [1000.0]
+    pending = InMemoryPendingChunks()
+    sink = SinkStage(pending, max_wait_s=60, clock=lambda: now[0])
+    c0, _, c2 = _chunks()
+    sink.process([(None, c0), (None, c2)])
+    assert sink.tick(1059.0) == []
+    (dead,) = sink.tick(1061.0)
+    assert dead.topic is topics.DEAD_LETTER
+    assert dead.value["error_class"] == "IncompleteDocument" and dead.value["error_message"].startswith("2 of 3")
+    held = orjson.loads(base64.b64decode(dead.value["original_b64"]))
+    assert [c["chunk_index"] for c in held] == [0, 2]
+    sink.after_produced([dead])
+    assert sink.tick(2000.0) == [] and pending.take("d1") == []

@@ -10,6 +10,12 @@ Loop, per batch (the commit order is the whole guarantee, so it is spelled out h
 A crash before 5 re-delivers the batch; outputs carry idempotency keys (document id, chunk index,
 stage versions), so consumers see duplicates at worst, never a gap. A failed produce stops the
 service without committing (it restarts and re-processes) rather than skipping records.
+
+Stages listed in ``ANONSTREAM_TRANSACTIONAL_STAGES`` (default: the sink, the pipeline's exit) do 3
+and 5 in one Kafka transaction (``send_offsets_to_transaction``): outputs and input offsets commit
+together or not at all, so ``read_committed`` consumers see each output once. Step 4 then runs after
+the transaction commits. The transactional id is ``<prefix>.<stage>.<ANONSTREAM_INSTANCE>``: give
+each replica of a transactional stage its own instance number.
 """
 from __future__ import annotations
 
@@ -52,7 +58,7 @@ class StageService:
     async def run(self) -> None:
         group = f"{self.settings.topic_prefix}.{self.stage.name}"
         consumer = kafka.consumer(self.settings, self.driver.input_topic_names(), group)
-        producer = kafka.producer(self.settings)
+        producer = kafka.producer(self.settings, **self._transactional_options())
         await producer.start()
         await consumer.start()
         log.info("service %s@%s: consuming %s as group %s", self.stage.name, self.stage.version,
@@ -67,16 +73,27 @@ class StageService:
                 if messages:
                     handled = await loop.run_in_executor(None, self.driver.handle, messages)
                     outputs = handled.emits + handled.dead_letters
-                    await self._produce(producer, outputs)
-                    self.stage.after_produced(outputs)
-                    await self._commit(consumer, {tp: records[-1].offset + 1 for tp, records in batches.items()})
+                    offsets = {tp: records[-1].offset + 1 for tp, records in batches.items()}
+                    if self.transactional:
+                        async with producer.transaction():  # steps 3 and 5 together
+                            await self._produce(producer, outputs)
+                            await producer.send_offsets_to_transaction(offsets, group)
+                        self.stage.after_produced(outputs)
+                    else:
+                        await self._produce(producer, outputs)
+                        self.stage.after_produced(outputs)
+                        await self._commit(consumer, offsets)
                     self.stats.update(consumed=len(messages), produced=len(handled.emits),
                                       dead_lettered=len(handled.dead_letters))
                 now = time.time()
                 if now - last_tick >= TICK_EVERY_S:
                     last_tick = now
                     ticked = await loop.run_in_executor(None, self.driver.tick, now)
-                    await self._produce(producer, ticked)
+                    if ticked and self.transactional:
+                        async with producer.transaction():
+                            await self._produce(producer, ticked)
+                    else:
+                        await self._produce(producer, ticked)
                     self.stage.after_produced(ticked)
                     self.stats.update(produced=len(ticked))
                 if now - last_stats >= STATS_EVERY_S:
@@ -86,6 +103,15 @@ class StageService:
             await consumer.stop()
             await producer.stop()
             log.info("service %s stopped: %s", self.stage.name, dict(self.stats))
+
+    @property
+    def transactional(self) -> bool:
+        return self.stage.name in self.settings.transactional_stages
+
+    def _transactional_options(self) -> dict:
+        if not self.transactional:
+            return {}
+        return {"transactional_id": f"{self.settings.topic_prefix}.{self.stage.name}.{self.settings.instance}"}
 
     def _batch_policy(self) -> tuple[int, float]:
         """(max records, max wait in s) of a batch: the embed stage batches for its model call."""

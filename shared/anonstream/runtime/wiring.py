@@ -69,7 +69,7 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
     if name == "sink":
         from ..stages.sink import SinkStage
 
-        return SinkStage(stores.pending)
+        return SinkStage(stores.pending, settings.reassembly_wait_s)
     if name == "audit":
         return AuditStage(stores.counters)
     raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGE_NAMES)}")

@@ -4,13 +4,21 @@ Chunks wait in a ``PendingChunks`` store (Redis in the service, so a restart los
 document is emitted when all its chunks are there; it is forgotten only after the broker has
 acknowledged it (``after_produced``), so a crash in between re-emits it (same key: consumers can
 deduplicate) rather than losing it. A chunk of a document already emitted is ignored.
+
+The wait is bounded: a document still incomplete ``max_wait_s`` after its first chunk arrived (a
+chunk was dead-lettered upstream, say) goes to the dead-letter topic with the chunks that did
+arrive, so no document disappears silently. In the service the sink's produce and offset commit
+form one Kafka transaction (``ANONSTREAM_TRANSACTIONAL_STAGES``): consumers reading the sanitized
+topic with ``isolation_level=read_committed`` see each document exactly once.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
+import time
 from typing import Any, Sequence
 
-from .. import topics
+from .. import serde, topics
 from ..records import Chunk
 from ..stores.base import PendingChunks
 from .base import Emit, Stage
@@ -27,8 +35,10 @@ class SinkStage(Stage):
     version = "1"
     inputs = (topics.CHUNKS_SANITIZED,)
 
-    def __init__(self, pending: PendingChunks):
+    def __init__(self, pending: PendingChunks, max_wait_s: float = 900.0, clock=time.time):
         self.pending = pending
+        self.max_wait_s = max_wait_s
+        self.clock = clock
 
     def decode(self, topic, obj: dict[str, Any]) -> Chunk:
         return Chunk.from_wire(obj)
@@ -40,7 +50,8 @@ class SinkStage(Stage):
             if self.pending.was_emitted(chunk.doc_id, fp):
                 out.append([])
                 continue
-            stored = self.pending.add(chunk.doc_id, chunk.chunk_index, chunk.chunk_count, chunk.to_wire())
+            stored = self.pending.add(chunk.doc_id, chunk.chunk_index, chunk.chunk_count, chunk.to_wire(),
+                                      self.clock())
             out.append([self._document(chunk.doc_id, fp)] if stored == chunk.chunk_count else [])
         return out
 
@@ -63,7 +74,28 @@ class SinkStage(Stage):
             value["release"] = chunks[0]["release"]
         return Emit(topics.SANITIZED, f"{doc_id}|{fp}", doc_id, value)
 
+    def tick(self, now: float) -> list[Emit]:
+        return [self._incomplete(doc_id, now) for doc_id in self.pending.overdue(now - self.max_wait_s)]
+
+    def _incomplete(self, doc_id: str, now: float) -> Emit:
+        chunks = self.pending.take(doc_id)
+        expected = chunks[0]["chunk_count"] if chunks else 0
+        fp = fingerprint(chunks[0]["lineage"]) if chunks else "none"
+        value = {
+            "stage": self.name,
+            "stage_version": self.version,
+            "error_class": "IncompleteDocument",
+            "error_message": f"{len(chunks)} of {expected} chunks after {self.max_wait_s:.0f} s",
+            "source": {"topic": topics.CHUNKS_SANITIZED.suffix, "partition": -1, "offset": -1, "key_b64": None},
+            "original_b64": base64.b64encode(serde.dumps(chunks)).decode(),
+            "failed_at": now,
+        }
+        return Emit(topics.DEAD_LETTER, f"{doc_id}|{fp}|incomplete", doc_id, value)
+
     def after_produced(self, emits: Sequence[Emit]) -> None:
         for emit in emits:
             if emit.topic is topics.SANITIZED:
                 self.pending.mark_emitted(emit.value["doc_id"], emit.key.rsplit("|", 1)[1])
+            elif emit.topic is topics.DEAD_LETTER and emit.value["error_class"] == "IncompleteDocument":
+                doc_id, fp, _ = emit.key.rsplit("|", 2)
+                self.pending.mark_emitted(doc_id, fp)

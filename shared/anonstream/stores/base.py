@@ -50,8 +50,13 @@ class PendingChunks(ABC):
     harmless (at-least-once input)."""
 
     @abstractmethod
-    def add(self, doc_id: str, chunk_index: int, chunk_count: int, chunk: dict[str, Any]) -> int:
-        """Store the chunk; return how many distinct chunks of the document are stored."""
+    def add(self, doc_id: str, chunk_index: int, chunk_count: int, chunk: dict[str, Any], now: float) -> int:
+        """Store the chunk; return how many distinct chunks of the document are stored. ``now``
+        is remembered for the document's first chunk (see ``overdue``)."""
+
+    @abstractmethod
+    def overdue(self, first_seen_before: float) -> list[str]:
+        """Documents still incomplete whose first chunk arrived before the given time."""
 
     @abstractmethod
     def take(self, doc_id: str) -> list[dict[str, Any]]:
@@ -68,12 +73,17 @@ class PendingChunks(ABC):
 class InMemoryPendingChunks(PendingChunks):
     def __init__(self) -> None:
         self._chunks: dict[str, dict[int, dict[str, Any]]] = {}
+        self._first_seen: dict[str, float] = {}
         self._emitted: set[tuple[str, str]] = set()
 
-    def add(self, doc_id: str, chunk_index: int, chunk_count: int, chunk: dict[str, Any]) -> int:
+    def add(self, doc_id: str, chunk_index: int, chunk_count: int, chunk: dict[str, Any], now: float) -> int:
         chunks = self._chunks.setdefault(doc_id, {})
         chunks[chunk_index] = chunk
+        self._first_seen.setdefault(doc_id, now)
         return len(chunks)
+
+    def overdue(self, first_seen_before: float) -> list[str]:
+        return [d for d, t in self._first_seen.items() if t < first_seen_before]
 
     def take(self, doc_id: str) -> list[dict[str, Any]]:
         chunks = self._chunks.get(doc_id, {})
@@ -81,6 +91,7 @@ class InMemoryPendingChunks(PendingChunks):
 
     def mark_emitted(self, doc_id: str, fingerprint: str) -> bool:
         self._chunks.pop(doc_id, None)
+        self._first_seen.pop(doc_id, None)
         if (doc_id, fingerprint) in self._emitted:
             return False
         self._emitted.add((doc_id, fingerprint))

@@ -68,13 +68,18 @@ class RedisPendingChunks(_RedisStore, PendingChunks):
         self.ttl_s = ttl_s
 
     @_unavailable_on_connection_error
-    def add(self, doc_id: str, chunk_index: int, chunk_count: int, chunk: dict[str, Any]) -> int:
+    def add(self, doc_id: str, chunk_index: int, chunk_count: int, chunk: dict[str, Any], now: float) -> int:
         key = self.key("pending", doc_id)
         pipe = self.r.pipeline()
         pipe.hset(key, str(chunk_index), serde.dumps(chunk))
         pipe.expire(key, self.ttl_s)
+        pipe.zadd(self.key("first-seen"), {doc_id: now}, nx=True)
         pipe.hlen(key)
         return int(pipe.execute()[-1])
+
+    @_unavailable_on_connection_error
+    def overdue(self, first_seen_before: float) -> list[str]:
+        return [d.decode() for d in self.r.zrangebyscore(self.key("first-seen"), "-inf", f"({first_seen_before}")]
 
     @_unavailable_on_connection_error
     def take(self, doc_id: str) -> list[dict[str, Any]]:
@@ -86,6 +91,7 @@ class RedisPendingChunks(_RedisStore, PendingChunks):
         pipe = self.r.pipeline()
         pipe.set(self.key("emitted", doc_id, fingerprint), 1, nx=True, ex=self.ttl_s)
         pipe.delete(self.key("pending", doc_id))
+        pipe.zrem(self.key("first-seen"), doc_id)
         return bool(pipe.execute()[0])
 
     @_unavailable_on_connection_error
