@@ -21,25 +21,32 @@ from typing import Any, Callable
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december")
 _MONTH_ABBR = {m[:3]: i for i, m in enumerate(MONTHS)}
-_MONTH_WORD = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
-              r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_MONTH = (r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
 _WEEKDAY = r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
 _ORD = r"(?:st|nd|rd|th)?"
-_YEAR = r"(?P<year>\d{4})"
-
-# Each pattern matches a whole value (after stripping); groups: day?, month (name or number), year?.
-_DATE_PATTERNS = [
-    re.compile(rf"^{_WEEKDAY}(?:the\s+)?(?P<day>\d{{1,2}}){_ORD}(?:\s+of)?\s+{_MONTH_WORD},?\s+{_YEAR}$", re.I),
-    re.compile(rf"^{_WEEKDAY}{_MONTH_WORD}\s+(?P<day>\d{{1,2}}){_ORD},?\s+{_YEAR}$", re.I),
-    re.compile(rf"^(?:(?:early|mid|late|the\s+end\s+of|the\s+beginning\s+of)[\s-]+)?{_MONTH_WORD},?\s+(?:of\s+)?{_YEAR}$", re.I),
-    re.compile(rf"^{_YEAR}-(?P<mnum>\d{{1,2}})-(?P<day>\d{{1,2}})(?:[T ][0-9:.+Z-]+)?$"),
-    re.compile(rf"^{_YEAR}-(?P<mnum>\d{{1,2}})$"),
-    re.compile(rf"^(?P<day>\d{{1,2}})[./](?P<mnum>\d{{1,2}})[./]{_YEAR}$"),
-    re.compile(rf"^{_WEEKDAY}(?:the\s+)?(?P<day>\d{{1,2}}){_ORD}(?:\s+of)?\s+{_MONTH_WORD}$", re.I),
-    re.compile(rf"^{_WEEKDAY}{_MONTH_WORD}\s+(?P<day>\d{{1,2}}){_ORD}$", re.I),
-    re.compile(rf"^(?:in\s+)?{_YEAR}$"),
+_YEAR = r"(?P<year>\d{4})(?!\d)"
+# Dates inside a value, most precise forms first. Groups: day (day-level forms), month (name) or
+# mnum (number), year. The value's other words ("between", "early", "and") are kept.
+_DAY_LEVEL = [
+    re.compile(rf"\b{_WEEKDAY}(?:the\s+)?(?P<day>\d{{1,2}}){_ORD}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?", re.I),
+    re.compile(rf"\b{_WEEKDAY}{_MONTH}\s+(?P<day>\d{{1,2}}){_ORD}\b(?:,?\s+{_YEAR})?", re.I),
+    re.compile(rf"\b{_YEAR}-(?P<mnum>\d{{1,2}})-(?P<day>\d{{1,2}})(?:[T ][0-9:.+Z-]+)?\b"),
+    re.compile(rf"\b(?P<day>\d{{1,2}})[./](?P<mnum>\d{{1,2}})[./]{_YEAR}"),
 ]
-_HAS_PRECISION = re.compile(r"\d|\b(?:" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\b", re.I)
+_MONTH_LEVEL = [
+    re.compile(rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}", re.I),
+    re.compile(rf"\b{_YEAR}-(?P<mnum>\d{{1,2}})\b(?!-)"),
+]
+
+
+def _month_of(groups: dict[str, str | None]) -> int | None:
+    if groups.get("month"):
+        return _MONTH_ABBR[groups["month"].lower()[:3]] + 1
+    if groups.get("mnum"):
+        month = int(groups["mnum"])
+        return month if 1 <= month <= 12 else None
+    return None
 
 
 class Generalizer(ABC):
@@ -67,10 +74,11 @@ class LabelGeneralizer(Generalizer):
 class DateGeneralizer(Generalizer):
     """Dates to month/year ("31 August 2006", "2006-08-31" → "August 2006") or to the year.
 
-    ``level``: ``month`` or ``year``. A value at the target precision or coarser stays as it is
-    ("August 2006" at month level, "2006"); a value this parser does not read is kept when it has no
-    digit and no month name ("the following day", "recently": nothing precise to hide) and otherwise
-    replaced by ``fallback`` (default ``[Date]``).
+    ``level``: ``month`` or ``year``. Every date found *inside* the value is coarsened and the other
+    words stay ("between 15 December 2002 and 3 January 2003" → "between December 2002 and January
+    2003"); a value with nothing finer than the target level stays as it is ("August 2006",
+    "2006", "18 years", "the following day"). At year level a date without a year becomes
+    ``fallback`` (default ``[Date]``).
     """
 
     name = "date"
@@ -81,36 +89,25 @@ class DateGeneralizer(Generalizer):
         self.level = level
         self.fallback = fallback
 
-    def parse(self, value: str) -> tuple[int | None, int | None, int | None]:
-        """(year, month 1-12, day) of ``value``, None where absent; all None when unreadable."""
-        text = " ".join(value.split()).strip(" ,.;")
-        for pattern in _DATE_PATTERNS:
-            m = pattern.match(text)
-            if not m:
-                continue
-            groups = m.groupdict()
-            year = int(groups["year"]) if groups.get("year") else None
-            month = None
-            if groups.get("month"):
-                month = _MONTH_ABBR[groups["month"].lower()[:3]] + 1
-            elif groups.get("mnum"):
-                month = int(groups["mnum"])
-            day = int(groups["day"]) if groups.get("day") else None
-            if month is not None and not 1 <= month <= 12:
-                continue
-            if day is not None and not 1 <= day <= 31:
-                continue
-            return year, month, day
-        return None, None, None
+    def _coarse(self, m: re.Match) -> str:
+        groups = m.groupdict()
+        month = _month_of(groups)
+        year = groups.get("year")
+        if month is None:  # e.g. a 13th "month": not a date, leave it
+            return m.group(0)
+        if self.level == "year":
+            return year if year else self.fallback
+        name = MONTHS[month - 1].capitalize()
+        return f"{name} {year}" if year else name
 
     def generalize(self, value: str, category: str) -> str:
-        year, month, day = self.parse(value)
-        if year is None and month is None:
-            return value if not _HAS_PRECISION.search(value) else self.fallback
-        if self.level == "year" or month is None:
-            return str(year) if year is not None else self.fallback
-        name = MONTHS[month - 1].capitalize()
-        return f"{name} {year}" if year is not None else name
+        out = value
+        for pattern in _DAY_LEVEL:
+            out = pattern.sub(self._coarse, out)
+        if self.level == "year":
+            for pattern in _MONTH_LEVEL:
+                out = pattern.sub(self._coarse, out)
+        return out
 
 
 _REGISTRY: dict[str, Callable[..., Generalizer]] = {

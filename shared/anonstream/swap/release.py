@@ -23,10 +23,10 @@ TAB type (``EntitySpan.type``) does:
 | Event        | EVENT                                | –                             | yes          |
 | Product      | PRODUCT                              | –                             | yes          |
 | Location     | GPE, LOC, FAC                        | LOC                           | yes          |
-| Date         | DATE, TIME                           | DATETIME                      | yes          |
-| Demographic  | NORP, LANGUAGE                       | DEM                           | no (extra)   |
+| Date         | DATE, TIME, DURATION                 | DATETIME                      | yes          |
+| Demographic  | NORP, LANGUAGE, OCCUPATION           | DEM                           | no (extra)   |
 | Quantity     | MONEY, PERCENT, QUANTITY, CARDINAL, ORDINAL | QUANTITY               | no (extra)   |
-| Code         | EMAIL, URL, PHONE, IBAN, CARD, IP    | CODE                          | no (extra)   |
+| Code         | EMAIL, URL, PHONE, IBAN, CARD, IP, CASE | CODE                       | no (extra)   |
 | Misc         | WORK_OF_ART, LAW                     | MISC                          | no (extra)   |
 
 The four extra categories make every detected entity part of the chunk tuple (they default to U and
@@ -60,11 +60,12 @@ SUBTYPE_TO_CATEGORY: dict[str, str] = {
     "EVENT": "Event",
     "PRODUCT": "Product",
     "GPE": "Location", "LOC": "Location", "FAC": "Location",
-    "DATE": "Date", "TIME": "Date",
-    "NORP": "Demographic", "LANGUAGE": "Demographic",
+    "DATE": "Date", "TIME": "Date", "DURATION": "Date",
+    "NORP": "Demographic", "LANGUAGE": "Demographic", "OCCUPATION": "Demographic",
     "MONEY": "Quantity", "PERCENT": "Quantity", "QUANTITY": "Quantity", "CARDINAL": "Quantity",
     "ORDINAL": "Quantity",
     "EMAIL": "Code", "URL": "Code", "PHONE": "Code", "IBAN": "Code", "CARD": "Code", "IP": "Code",
+    "CASE": "Code",
     "WORK_OF_ART": "Misc", "LAW": "Misc",
 }
 TYPE_TO_CATEGORY: dict[str, str] = {
