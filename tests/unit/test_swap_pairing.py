@@ -219,3 +219,12 @@ def test_input_chunk_is_not_mutated():
     p.offer(a)
     p.offer(make_chunk("d2", 0, B))
     assert a.to_wire() == before
+
+
+def test_partners_with_as_many_values_per_category_go_first():
+    for seed in range(5):
+        p = processor(seed=seed)
+        p.offer(make_chunk("d1", 0, "{ORG:Acme} and {ORG:Beta} in {LOC/GPE:Texas} in {DATETIME/DATE:May 2001}."))
+        p.offer(make_chunk("d2", 0, "{ORG:Gamma} in {LOC/GPE:Ohio} in {DATETIME/DATE:June 2002}."))
+        out = p.offer(make_chunk("d3", 0, "{ORG:Delta} in {LOC/GPE:Iowa} in {DATETIME/DATE:July 2003}."))
+        assert out.log[1]["doc_id"] == "d2"

@@ -39,7 +39,7 @@ def swap_corpus(chunks: Iterable[Chunk], release: Release, rng: random.Random | 
             entries.append(None)
             continue
         entries.append(PoolEntry(c.key, c.doc_id, False, "batch", an.digest(J), releaser.u_digest(an),
-                                 list(an.presence(J)), 0.0, 0))
+                                 list(an.presence(J)), 0.0, 0, an.shape(J)))
     counts = Counter(e.j_digest for e in entries if e is not None)
     for e in entries:
         if e is not None:

@@ -16,7 +16,8 @@ passes through ``SwapProcessor.offer`` once and leaves with a decision:
    unswapped category (as released, i.e. after C/G operators; otherwise the swap is a re-indexing),
    differs on J (otherwise nothing changes), and has values on the same J categories (the text needs
    a place for every value that moves; this keeps the joint distribution inside J exact). Among valid
-   partners, rare ones go first; inside a class the choice is uniform (the paper's weights).
+   partners, rare ones go first; then those with as many values per J category as ours (the paper's
+   remedy for mismatched entity counts, §3.2.3); inside that class the choice is uniform (§2.2.1).
 4. With a partner, both chunks get each other's J values (``rewrite.plan_swap``) and both leave.
    Without one, a chunk that wants one waits in its pool; it leaves when a later chunk pairs with it,
    when it has waited ``pool.max_wait_seconds`` (``expire``), when it is the oldest of a full pool
@@ -242,7 +243,8 @@ class SwapProcessor:
         rare = seen < release.rare_k
         wants = rare or self.rng.random() < release.swap_rate
         entry = PoolEntry(chunk.key, chunk.doc_id, rare, "rare" if rare else "selected", j_digest,
-                          self.releaser.u_digest(an), list(an.presence(J)), float(self.clock()), int(seen))
+                          self.releaser.u_digest(an), list(an.presence(J)), float(self.clock()), int(seen),
+                          an.shape(J))
         offer = _Offer(chunk, an, entry, wants)
 
         paired = self._pair(pool, offer)
@@ -302,8 +304,9 @@ class SwapProcessor:
                 candidates = [e for e in candidates if e.rare] if self.release.donors else []
             if not candidates:
                 return None
-            rare = [e for e in candidates if e.rare]
-            pick = self.rng.choice(rare or candidates)
+            preferred = [e for e in candidates if e.rare] or candidates
+            preferred = [e for e in preferred if e.shape == offer.entry.shape] or preferred
+            pick = self.rng.choice(preferred)
             wire = self.pools.load(pool, pick.chunk_id)
             if wire is None:
                 continue  # taken meanwhile

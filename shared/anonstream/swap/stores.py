@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import time
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 PENDING = "pending"
@@ -44,6 +44,7 @@ class PoolEntry:
     presence: list[str]  # swapped categories that have a value
     enqueued_at: float
     seen_count: int
+    shape: list[int] = field(default_factory=list)  # number of distinct values per category in presence
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))

@@ -92,6 +92,10 @@ class Analysis:
         """Which of ``categories`` have a value (the swap needs the same pattern on J, §2.1)."""
         return tuple(c for c in categories if self.values.get(c))
 
+    def shape(self, categories: Iterable[str]) -> list[int]:
+        """Number of distinct values of each of ``categories`` that has values."""
+        return [len(self.values[c]) for c in categories if self.values.get(c)]
+
     def digest(self, categories: Iterable[str]) -> str:
         """Digest of the value sets on ``categories`` (a cell of the marginal table z_J, §2.4.3)."""
         return digest_of({c: self.keys.get(c, []) for c in categories})
