@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from anonstream.swap import InMemoryPoolStore, InMemoryTupleCounts, Release, SwapProcessor
 from anonstream.swap.batch import swap_corpus
-from anonstream.swap.pairing import _as_clear, pool_of
+from anonstream.swap.pairing import clear_view, pool_of
 from anonstream.swap.release import DEFAULT_RELEASE
 from anonstream.swap.testing import make_chunk
 from anonstream.swap.tuples import analyze
@@ -74,7 +74,7 @@ def _keys(chunk, release, categories):
 
 
 def _after(released, record, release, categories):
-    return _keys(_as_clear(released, record["changes"]), release, categories)
+    return _keys(clear_view(released, record["changes"]), release, categories)
 
 
 def _check(chunks, released, log, release, stream: bool):

@@ -185,7 +185,7 @@ class Releaser:
     def log(self, chunk: Chunk, pool: str, action: str, reason: str, entry: PoolEntry | None, an: Analysis,
              released: Chunk, changes: list[dict[str, Any]], pair_id: str | None = None,
              partner: Chunk | None = None, categories: list[str] | None = None) -> dict[str, Any]:
-        after = analyze(_as_clear(released, changes), self.release)
+        after = analyze(clear_view(released, changes), self.release)
         return {
             "schema": LOG_SCHEMA,
             "release": dict(self._echo),
@@ -377,9 +377,9 @@ def _copy(chunk: Chunk) -> Chunk:
     return Chunk.from_wire(copy.deepcopy(chunk.to_wire()))
 
 
-def _as_clear(released: Chunk, changes: list[dict[str, Any]]) -> Chunk:
-    """The released chunk with the spans this stage rewrote counted as clear mentions (for the
-    tuple after the swap); spans the pii stage replaced stay out."""
+def clear_view(released: Chunk, changes: list[dict[str, Any]]) -> Chunk:
+    """The released chunk with the spans this stage rewrote (``changes``) counted as clear mentions,
+    so ``tuples.analyze`` gives its tuple as released; spans the pii stage replaced stay out."""
     view = _copy(released)
     changed = [(c["start"], c["end"]) for c in changes]
     for e in view.entities or []:
