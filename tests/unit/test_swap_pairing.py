@@ -85,7 +85,7 @@ def test_chunks_without_swapped_values_leave_at_once_with_release_wide_operators
     p = processor()
     out = p.offer(make_chunk("d1", 0, "At {MISC/EVENT:Expo 2000} on {DATETIME/DATE:31 August 2006} "
                                       "{PERSON!:[PERSON_1]} spoke."))
-    assert out.chunks[0].text == "At [Event] on August 2006 [PERSON_1] spoke."
+    assert out.chunks[0].text == "At [Event] in August 2006 [PERSON_1] spoke."
     assert out.log[0]["action"] == "untouched" and out.log[0]["reason"] == "no_values"
     assert [c["operator"] for c in out.chunks[0].changes] == ["suppress", "generalize"]
 

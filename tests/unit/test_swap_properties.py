@@ -32,7 +32,7 @@ VOCAB = {
     "DEM/NORP": ["Danish", "French"],
     "PERSON!": ["[PERSON_1]", "[PERSON_2]"],
 }
-SEPARATORS = [" ", ", ", " and ", " & ", "'s ", "' ", " in ", ". ", " said "]
+SEPARATORS = [" ", ", ", " and ", " & ", "'s ", "' ", " in ", ". ", " said ", " on ", ". On "]
 FILLER = ["we", "met", "report", "growth"]
 
 

@@ -89,7 +89,7 @@ def test_changes_and_old_values_reconstruct_the_original_text():
     plans += rewrite.plan_map([s for s in an.sites if s.category == "Date"], lambda v: "August 2006",
                               rewrite.OP_GENERALIZE)
     result = rewrite.apply(c.text, c.entities, plans)
-    assert result.text == "Siemens in Texas on August 2006."
+    assert result.text == "Siemens in Texas in August 2006."
     text = result.text
     for change, old in sorted(zip(result.changes, result.old), key=lambda co: -co[0]["start"]):
         text = text[:change["start"]] + old + text[change["end"]:]
@@ -106,3 +106,18 @@ def test_untouched_entities_move_with_the_text_and_swallowed_ones_go():
     assert [e.text for e in result.entities] == ["Goldman Sachs", "[PERSON_1]", "Texas"]
     swapped = result.entities[0]
     assert swapped.surrogate == "Goldman Sachs" and swapped.entity_id == c.entities[0].entity_id
+
+
+def test_on_before_a_date_that_became_a_month_becomes_in():
+    c = make_chunk("d", 0, "On {DATETIME/DATE:5 May 2001} and on {DATETIME/DATE:6 June 2002}, upon "
+                           "{DATETIME/DATE:7 July 2003}, Lon {DATETIME/DATE:8 May 2004}.")
+    an = analyze(c, R)
+    gen = R.generalizer("Date")
+    result = rewrite.apply(c.text, c.entities, rewrite.plan_map(
+        [s for s in an.sites if s.category == "Date"], lambda v: gen.generalize(v, "Date"), rewrite.OP_GENERALIZE))
+    assert result.text == "In May 2001 and in June 2002, upon July 2003, Lon May 2004."
+    _consistent(result)
+    text = result.text
+    for change, old in sorted(zip(result.changes, result.old), key=lambda co: -co[0]["start"]):
+        text = text[:change["start"]] + old + text[change["end"]:]
+    assert text == c.text

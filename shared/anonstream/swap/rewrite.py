@@ -17,7 +17,8 @@ document) and suggests one-vs-many pairing. Here a category's whole value moves:
 * ``apply(chunk text, entities, plans)``: one pass over the text; keeps everything outside the
   changed sites byte for byte; lists are re-rendered with their own separators; a bare possessive
   apostrophe gets its "s" when the new value does not end in s ("Siemens' plan" → "ARM's plan"); a
-  leading "the" of the new value is dropped after a "the" in the text. Returns the new text, the
+  leading "the" of the new value is dropped after a "the" in the text; "on" before a value that
+  became a month or a year becomes "in" ("on 31 August 2006" → "in August 2006"). Returns the new text, the
   entity spans moved to the new offsets (changed ones carry the new value as ``text`` and
   ``surrogate``, like the pii stage's replacements), and the changes.
 
@@ -38,6 +39,9 @@ from .tuples import Site, norm_key
 _BARE_APOSTROPHE = re.compile(r"^['’](?![A-Za-z])")
 _ENDS_WITH_THE = re.compile(r"(?:^|\W)the\s+$", re.I)
 _STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
+_ON_BEFORE = re.compile(r"\b([Oo])n +$")
+_MONTH_OR_YEAR = re.compile(r"^(?:(?:January|February|March|April|May|June|July|August|September|October|November|"
+                            r"December)(?: \d{4})?|\d{4})$")
 
 OP_SWAP = "swap"
 OP_GENERALIZE = "generalize"
@@ -169,13 +173,20 @@ def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewri
         start, end = site.start, site.end
         if start < cursor:
             raise ValueError("overlapping site plans")
-        pieces.append(text[cursor:start])
-        new_start = start + shift
         in_place = len(plan.values) == len(ms)
         if in_place:
             values = [_fit(text, m.start, v) for m, v in zip(ms, plan.values)]
         else:
             values = [_fit(text, start, v, first=(i == 0)) for i, v in enumerate(plan.values)]
+        # "on 31 August 2006" -> "in August 2006": the preposition before a value that became a month/year
+        lead_old = lead_new = ""
+        on = _ON_BEFORE.search(text[max(cursor, start - 6):start])
+        if on and values[0] != ms[0].value and _MONTH_OR_YEAR.match(values[0]):
+            lead_old = on.group(0)
+            lead_new = ("I" if on.group(1) == "O" else "i") + "n" + lead_old[2:]
+        pieces.append(text[cursor:start - len(lead_old)])
+        pieces.append(lead_new)
+        new_start = start + shift - len(lead_old) + len(lead_new)
         spans: list[tuple[int, int]] = []  # value spans relative to new_start
         if in_place:
             out = []
@@ -205,14 +216,15 @@ def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewri
             for i, ((a, b), m, v) in enumerate(zip(spans, ms, values)):
                 if v != m.value:
                     last = possessive and i == len(ms) - 1  # the change covers the apostrophe and its s
-                    changes.append({"start": new_start + a, "end": new_start + b + (2 if last else 0),
+                    lead = (lead_new, lead_old) if i == 0 else ("", "")  # ... and the preposition
+                    changes.append({"start": new_start + a - len(lead[0]), "end": new_start + b + (2 if last else 0),
                                     "category": site.category, "operator": plan.operator,
-                                    "new": v + (possessive + "s" if last else "")})
-                    olds.append(m.value + (possessive if last else ""))
+                                    "new": lead[0] + v + (possessive + "s" if last else "")})
+                    olds.append(lead[1] + m.value + (possessive if last else ""))
         else:
-            changes.append({"start": new_start, "end": new_start + len(rendered), "category": site.category,
-                            "operator": plan.operator, "new": rendered})
-            olds.append(old_text)
+            changes.append({"start": new_start - len(lead_new), "end": new_start + len(rendered),
+                            "category": site.category, "operator": plan.operator, "new": lead_new + rendered})
+            olds.append(lead_old + old_text)
         for i, (a, b) in enumerate(spans):
             if i < len(ms):
                 same = in_place and values[i] == ms[i].value  # untouched value: stays a clear mention
@@ -224,8 +236,8 @@ def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewri
                                      surrogate=values[i], entity_id=f"{template.entity_id}+{suffix}"))
         for m in ms[len(spans):]:
             dropped.add(m.index)
-        shift += len(rendered) - (end - start)
-        regions.append((start, end, shift))
+        shift += len(lead_new) - len(lead_old) + len(rendered) - (end - start)
+        regions.append((start - len(lead_old), end, shift))
         cursor = end
     pieces.append(text[cursor:])
     new_text = "".join(pieces)
