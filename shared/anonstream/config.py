@@ -20,6 +20,7 @@
 | ANONSTREAM_REFIT_MIN_SAMPLES | 32 | smallest reservoir that is refitted |
 | ANONSTREAM_REFIT_DRIFT_NATS | 25 | refit early when recent chunks' mean log-density falls this far below the model's training mean |
 | ANONSTREAM_RESERVOIR_SIZE | 20000 | embeddings kept for refits |
+| ANONSTREAM_RELEASE | (built-in default = deploy/release.default.yaml) | release configuration YAML of the swap stage |
 | ANONSTREAM_REASSEMBLY_WAIT_S | 900 | longest wait for a document's missing chunks; then the sink dead-letters what it has |
 | ANONSTREAM_REASSEMBLY_TTL_S | 86400 | how long per-document state (sink, pii) is kept in Redis |
 | ANONSTREAM_INSTANCE | 0 | replica number of this process (part of the transactional id) |
@@ -59,6 +60,7 @@ class Settings:
     refit_min_samples: int = field(default_factory=lambda: int(_env("REFIT_MIN_SAMPLES", "32")))
     refit_drift_nats: float = field(default_factory=lambda: float(_env("REFIT_DRIFT_NATS", "25")))
     reservoir_size: int = field(default_factory=lambda: int(_env("RESERVOIR_SIZE", "20000")))
+    release: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_RELEASE"))
     reassembly_wait_s: float = field(default_factory=lambda: float(_env("REASSEMBLY_WAIT_S", "900")))
     transactional_stages: tuple[str, ...] = field(
         default_factory=lambda: tuple(s for s in _env("TRANSACTIONAL_STAGES", "sink").split(",") if s))

@@ -9,6 +9,7 @@ from ..pii.engine import InMemoryPseudonymStore, PiiEngine, PiiConfig, Pseudonym
 from ..stages.audit import AuditStage
 from ..stages.base import Stage
 from ..stores import base
+from ..swap import InMemoryPoolStore, InMemoryTupleCounts, PoolStore, TupleCounts
 
 STAGE_NAMES = ("ingest", "pii", "embed", "cluster", "refit", "swap", "sink", "audit")
 
@@ -21,6 +22,8 @@ class Stores:
     registry: base.ModelRegistry
     reservoir: base.Reservoir
     counters: base.Counters
+    swap_pools: PoolStore
+    tuple_counts: TupleCounts
 
 
 def in_memory_stores(settings: Settings) -> Stores:
@@ -31,6 +34,8 @@ def in_memory_stores(settings: Settings) -> Stores:
         registry=base.InMemoryModelRegistry(),
         reservoir=base.InMemoryReservoir(settings.reservoir_size),
         counters=base.InMemoryCounters(),
+        swap_pools=InMemoryPoolStore(),
+        tuple_counts=InMemoryTupleCounts(),
     )
 
 
@@ -63,9 +68,11 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
                                    settings.refit_interval_s, settings.refit_min_samples,
                                    settings.refit_drift_nats))
     if name == "swap":
-        from ..stages.swap import PassThroughSwapStage
+        from ..stages.swap import SwapStage
+        from ..swap import Release, SwapProcessor
 
-        return PassThroughSwapStage()
+        release = Release.from_yaml(settings.release) if settings.release else Release.default()
+        return SwapStage(SwapProcessor(release, stores.swap_pools, stores.tuple_counts))
     if name == "sink":
         from ..stages.sink import SinkStage
 
@@ -84,6 +91,7 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
     """The services' stores (Redis). Only the pii stage needs the pseudonym key (a secret, from
     the environment); it refuses to start without one."""
     from ..stores import redis_state
+    from ..stores.redis_swap import RedisSwapPoolStore, RedisTupleCounts
 
     client = redis_state.connect(settings.redis_url)
     pseudonyms: PseudonymStore = InMemoryPseudonymStore()
@@ -99,4 +107,6 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
         registry=redis_state.RedisModelRegistry(client, settings.tenant),
         reservoir=redis_state.RedisReservoir(client, settings.tenant, settings.reservoir_size),
         counters=redis_state.RedisCounters(client, settings.tenant),
+        swap_pools=RedisSwapPoolStore(client, settings.tenant),
+        tuple_counts=RedisTupleCounts(client, settings.tenant),
     )
