@@ -31,11 +31,11 @@ from ..records import EntitySpan
 from .base import Detection, Recognizer
 from .gazetteer import (
     AcronymRecognizer, GazetteerRecognizer, InitialsRecognizer, InstitutionRecognizer, LetterNameRecognizer,
-    ListRecognizer, TitleRecognizer,
+    ListRecognizer, RoleRecognizer, TitleRecognizer,
 )
 from .grouping import DocumentEntities, normalize
 from .keys import KeyRing
-from .merge import combine_adjacent, refine, resolve_overlaps
+from .merge import combine_adjacent, native_aliases, propagate_mentions, refine, resolve_overlaps
 from .ner import SpacyNerRecognizer
 from .operators import Operator, OperatorContext, make_operator
 from .patterns import (
@@ -90,7 +90,7 @@ class InMemoryPseudonymStore(PseudonymStore):
 # Configuration
 # ---------------------------------------------------------------------------------------------
 ALL_RECOGNIZERS = ("ner", "email", "url", "phone", "iban", "card", "ip", "case_number", "datetime", "money",
-                   "quantity", "gazetteer", "title", "initials", "acronym", "institution", "letter_name")
+                   "quantity", "gazetteer", "title", "initials", "acronym", "institution", "letter_name", "role")
 
 
 @dataclass
@@ -103,6 +103,7 @@ class PiiConfig:
     min_score: float = 0.5
     confident: float = 0.75
     cardinals: bool = True  # counted quantities from NER CARDINAL + noun ("30 hearings")
+    propagate: bool = True  # other occurrences of detected names in the document are mentions too
     policy: Any = "rules"  # "rules" | "voting" | {"kind": "voting", "k": 3} | {RulePolicy options}
     # Types whose mentions are replaced now (the rest stay in clear for the swap stage).
     mask_now_types: tuple[str, ...] = ("PERSON", "CODE")
@@ -137,11 +138,21 @@ def build_recognizers(config: PiiConfig) -> list[Recognizer]:
         ("case_number", CaseNumberRecognizer), ("datetime", DateTimeRecognizer), ("money", MoneyRecognizer),
         ("quantity", QuantityRecognizer), ("gazetteer", GazetteerRecognizer), ("title", TitleRecognizer),
         ("initials", InitialsRecognizer), ("acronym", AcronymRecognizer), ("institution", InstitutionRecognizer),
-        ("letter_name", LetterNameRecognizer),
+        ("letter_name", LetterNameRecognizer), ("role", RoleRecognizer),
     ]
     out = [factory() for name, factory in table if name in enabled]
     if config.deny_list:
         out.append(ListRecognizer(dict(config.deny_list)))
+    return out
+
+
+def _known_forms(entities: DocumentEntities) -> dict[str, tuple[str, str | None]]:
+    """Surfaces of names seen in earlier chunks of the document (for mention propagation)."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for ent in entities.entities:
+        surface = ent.get("surface")
+        if surface and ent["type"] in ("PERSON", "ORG", "LOC", "MISC", "CODE") and ent.get("identifier_type") != "NO_MASK":
+            out.setdefault(surface, (ent["type"], ent.get("subtype")))
     return out
 
 
@@ -174,7 +185,7 @@ class PiiEngine:
         return cls(nlp, build_recognizers(config), config, keys=keys)
 
     # -- detection ---------------------------------------------------------------------------
-    def detections(self, text: str, doc: Any) -> list[Detection]:
+    def detections(self, text: str, doc: Any, known: dict[str, Any] | None = None) -> list[Detection]:
         """All recognizers, refined spans, min-score filter, allow list, overlaps resolved."""
         found: list[Detection] = []
         for r in self.recognizers:
@@ -182,7 +193,13 @@ class PiiEngine:
         found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()]
         if self._allow:
             found = [d for d in found if normalize(text[d.start : d.end]) not in self._allow]
-        return combine_adjacent(text, resolve_overlaps(found, self.config.confident))
+        dets = combine_adjacent(text, resolve_overlaps(found, self.config.confident))
+        extra = native_aliases(text, dets)
+        if self.config.propagate:
+            extra += propagate_mentions(text, dets + extra, known)
+        if extra:
+            dets = resolve_overlaps(dets + extra, self.config.confident)
+        return dets
 
     def _to_spans(self, text: str, dets: list[Detection], entities: DocumentEntities) -> list[EntitySpan]:
         resolved = []
@@ -218,7 +235,7 @@ class PiiEngine:
 
     def detect(self, text: str, entities: DocumentEntities) -> list[EntitySpan]:
         doc = self.nlp(text)
-        return self._to_spans(text, self.detections(text, doc), entities)
+        return self._to_spans(text, self.detections(text, doc, _known_forms(entities)), entities)
 
     def detect_many(self, texts: Iterable[str], entities: Iterable[DocumentEntities],
                     batch_size: int | None = None) -> list[list[EntitySpan]]:
@@ -226,14 +243,14 @@ class PiiEngine:
         out = []
         docs = self.nlp.pipe(texts, batch_size=batch_size or self.config.batch_size)
         for text, doc, ents in zip(texts, docs, entities):
-            out.append(self._to_spans(text, self.detections(text, doc), ents))
+            out.append(self._to_spans(text, self.detections(text, doc, _known_forms(ents)), ents))
         return out
 
     def explain(self, text: str, entities: DocumentEntities) -> list[dict[str, Any]]:
         """Decision trace per span: recognizer, rule, score, context words, entity and policy verdict.
         (Contains the mention text: for debugging on test data, never for logs.)"""
         doc = self.nlp(text)
-        dets = self.detections(text, doc)
+        dets = self.detections(text, doc, _known_forms(entities))
         spans = self._to_spans(text, dets, entities)
         out = []
         for d, s in zip(dets, spans):

@@ -84,6 +84,7 @@ OCCUPATION_STOP = frozenset((
     "designer", "conservator", "counsellor",
 ))
 
+_UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ"
 _WORD_RE = re.compile(r"\w+(?:[-‑'’]\w+)*")
 
 
@@ -264,27 +265,104 @@ def default_matcher() -> PhraseMatcher:
 
 
 class GazetteerRecognizer(Recognizer):
+    """Longest-match lookup over the gazetteers. An occupation head extends left over up to two
+    lower-case nouns when POS tags are available ("tennis coach", "rock musician", "film producer")."""
+
     name = "gazetteer"
 
     def __init__(self, matcher: PhraseMatcher | None = None, score: float = 0.8):
         self.matcher = matcher or default_matcher()
         self.score = score
 
+    @staticmethod
+    def _extend_left(doc: Any, start: int) -> int:
+        span = doc.char_span(start, start + 1, alignment_mode="expand")
+        if span is None:
+            return start
+        i = span.start - 1
+        steps = 0
+        while i >= 0 and steps < 2:
+            tok = doc[i]
+            if tok.pos_ == "NOUN" and tok.text[:1].islower() and tok.text.isalpha() and tok.whitespace_:
+                start = tok.idx
+                i -= 1
+                steps += 1
+            else:
+                break
+        return start
+
     def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
         out = []
+        has_pos = doc is not None and doc.has_annotation("POS")
         for s, e, entry, surface in self.matcher.finditer(text):
             score = self.score
             if entry.subtype == "OCCUPATION":
-                # lower-case common nouns are weaker evidence; a capitalised occupation mid-sentence is a title
                 score = 0.7
+                if has_pos:
+                    s = self._extend_left(doc, s)
             out.append(Detection(s, e, entry.type, score, self.name, entry.source, subtype=entry.subtype))
+        return out
+
+
+# Roles that are the subject's occupation or office only in predicate context ("he was a lawyer",
+# "served as Minister of Trade", "politician and attorney"); elsewhere they name a participant's function
+# (TAB guidelines, exceptions: the legal professionals involved in the case are not annotated).
+ROLE_WORDS = (
+    "lawyer", "attorney", "advocate", "barrister", "solicitor", "senator", "president", "vice president", "vice-president", "adviser", "advisor", "officer", "chairperson",
+    "chairman", "director", "manager", "secretary", "minister", "governor", "mayor", "deputy",
+    "ambassador", "commissioner", "speaker", "leader", "spokesperson", "consultant",
+    "administrator", "executive", "civil servant", "official", "diplomat", "worker", "owner", "student",
+)
+_POSITION_HEAD = (r"(?:Minister|President|Vice[- ]President|Speaker|Secretary|Governor|Mayor|Chairman|Chairperson|"
+                  r"Chair|Ambassador|Commissioner|Chancellor|Senator|Leader|Director|Head|Member|Judge|Prosecutor|"
+                  r"Consul|Envoy|Representative|Attorney General|Auditor General|Chief Justice|Chief Minister|"
+                  r"High Commissioner|Permanent Representative|Chief of Staff|Spokesperson|Commander|Rector|Dean)")
+_POSITION = re.compile(
+    rf"\b(?:(?:Vice|Deputy|Prime|Chief|Acting|First|Second|Former|Assistant|Permanent|Minority|Majority|House|"
+    rf"Senate|State)\s+)*{_POSITION_HEAD}"
+    rf"(?:\s+(?:of|for|to)\s+(?:the\s+)?[{_UP}][\w'’-]*(?:\s+(?:and|of|for|the|on|in|[{_UP}][\w'’-]*))*)?")
+_PREDICATE = re.compile(
+    r"(?:\b(?:is|was|were|are|became|become|becomes|served|serves|serving|worked|works|working|acted|elected|"
+    r"appointed|named|remained|retired|as|former|then|later|current|currently)\s+(?:(?:a|an|the|its|his|her)\s+)?"
+    r"(?:[\w-]+\s+)?|\b[a-z][\w-]+\s+and\s+)$")
+_COURT_OBJECTS = re.compile(r"\b(?:of|to)\s+the\s+(?:[\w-]+\s+)?(?:Court|Chamber|Section|Commission|Registry|"
+                            r"Republic|Government|Council of Europe|Division)\b")
+_ROLE_RE = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(w) for w in sorted(ROLE_WORDS, key=len, reverse=True))
+                      + r")(?![\w-])", re.I)
+
+
+class RoleRecognizer(Recognizer):
+    """Offices and roles as a person's attribute (DEM): position titles ("Minister of Trade", "President of
+    Cyprus", "Speaker of the Parliament of Ghana") and role words ("lawyer", "senator") in predicate
+    context. Positions of the court's own bodies ("President of the Chamber") are skipped."""
+
+    name = "role"
+
+    def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
+        out = []
+        for m in _POSITION.finditer(text):
+            s, e = m.span()
+            raw = m.group(0)
+            if _COURT_OBJECTS.search(raw) or " " not in raw and not raw.islower() and not _PREDICATE.search(text[max(0, s - 40):s]):
+                continue
+            while raw.endswith((" and", " of", " for", " the", " on", " in")):
+                raw = raw.rsplit(" ", 1)[0]
+            e = s + len(raw)
+            before = text[max(0, s - 40) : s]
+            predicate = bool(_PREDICATE.search(before))
+            out.append(Detection(s, e, "DEM", 0.8 if predicate else 0.6, self.name,
+                                 "position:predicate" if predicate else "position", subtype="OCCUPATION"))
+        for m in _ROLE_RE.finditer(text):
+            s, e = m.span()
+            if not _PREDICATE.search(text[max(0, s - 40) : s]):
+                continue
+            out.append(Detection(s, e, "DEM", 0.75, self.name, "role:predicate", subtype="OCCUPATION"))
         return out
 
 
 # ---------------------------------------------------------------------------------------------
 # Titles, initials, acronyms
 # ---------------------------------------------------------------------------------------------
-_UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ"
 _NAME_TOK = rf"(?:[{_UP}]\.(?:\s?-?[{_UP}]\.)*|[{_UP}][\w'’]*(?:[-‑][{_UP}]?[\w'’]+)*)"
 _PARTICLE = r"(?:van|von|der|den|de|del|della|di|da|dos|du|le|la|af|bin|ibn|al|el|ten|ter|zu)"
 _TITLE_RE = re.compile(

@@ -112,12 +112,14 @@ class DocumentEntities:
             return None
         return self.entities[idx] if 0 <= idx < len(self.entities) else None
 
-    def dominant_country(self) -> str | None:
+    def dominant_country(self, min_weight: int = 0) -> str | None:
+        """The most-signalled country of the document (state-actor mentions weigh 10, places and
+        nationalities 1), if its weight reaches ``min_weight``."""
         counts = self.context.get("country_counts") or {}
         if not counts:
             return None
         best = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
-        return best[0]
+        return best[0] if best[1] >= min_weight else None
 
     def count_country(self, iso: str, weight: int = 1) -> None:
         counts = self.context.setdefault("country_counts", {})

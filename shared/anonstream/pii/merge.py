@@ -124,3 +124,83 @@ def resolve_overlaps(dets: list[Detection], confident: float = 0.75) -> list[Det
             taken.append(d)
             occupied.append((d.start, d.end))
     return sorted(taken, key=lambda d: d.start)
+
+
+# ---------------------------------------------------------------------------------------------
+# Mention propagation and native-script aliases
+# ---------------------------------------------------------------------------------------------
+_PROPAGATE_TYPES = ("PERSON", "ORG", "LOC", "CODE")
+_ALIAS_LABEL = re.compile(r"([A-Za-z][A-Za-z .-]{1,40}):\s*")
+
+
+def _is_latin(ch: str) -> bool:
+    return ch.isascii() or "\u00c0" <= ch <= "\u024f" or "\u1e00" <= ch <= "\u1eff"
+
+
+def native_aliases(text: str, dets: list[Detection]) -> list[Detection]:
+    """Names given in another script or as a pronunciation right after a person's name:
+    "Yida Huang (simplified Chinese: 黄义达; pinyin: Huáng Yìdá; born ...)" -> PERSON mentions."""
+    out = []
+    for d in dets:
+        if d.type != "PERSON" or text[d.end : d.end + 2] != " (":
+            continue
+        close = text.find(")", d.end + 2)
+        inner_end = close if 0 < close - d.end < 300 else min(len(text), d.end + 300)
+        pos = d.end + 2
+        for segment in re.split(r"[;,]", text[pos:inner_end]):
+            seg_start = pos
+            pos += len(segment) + 1
+            m = _ALIAS_LABEL.match(segment.lstrip())
+            if not m:
+                continue
+            value_start = seg_start + (len(segment) - len(segment.lstrip())) + m.end()
+            value = text[value_start : seg_start + len(segment)].rstrip()
+            if not value or value[:1].isdigit():
+                continue
+            label = m.group(1).lower()
+            if not (any(not _is_latin(c) for c in value if c.isalpha()) or "pronunciation" in label
+                    or label in ("pinyin", "romanized", "romanised", "also spelled", "also known as")):
+                continue
+            out.append(Detection(value_start, value_start + len(value), "PERSON", 0.8, "alias", f"alias:{label}",
+                                 subtype="PERSON"))
+    return out
+
+
+def propagate_mentions(text: str, dets: list[Detection], known: dict[str, tuple[str, str | None]] | None = None,
+                       min_len: int = 3) -> list[Detection]:
+    """Other occurrences of names already detected in this document (NER often misses a sentence-initial
+    surname or a name in an unusual context): every capitalised occurrence of a detected PERSON/ORG/LOC/
+    MISC/CODE surface form, and of a person's surname, becomes a mention too. ``known`` adds forms from
+    earlier chunks of the document (surface -> (type, subtype))."""
+    forms: dict[str, tuple[str, str | None]] = dict(known or {})
+    for d in dets:
+        if d.type not in _PROPAGATE_TYPES or d.score < 0.8:
+            continue
+        surface = text[d.start : d.end]
+        if len(surface) >= min_len:
+            forms.setdefault(surface, (d.type, d.subtype))
+        if d.type == "PERSON":
+            toks = [t for t in re.findall(r"[\w'’-]+", surface) if t.lower() not in ("mr", "mrs", "ms", "dr")]
+            if len(toks) >= 2 and len(toks[-1]) >= min_len and toks[-1][0].isupper():
+                forms.setdefault(toks[-1], ("PERSON", d.subtype))
+    # a single word that also occurs in lower case in the document is a common word, not a name
+    lowered = set(re.findall(r"(?<![\w-])[a-z][\w'’-]*", text))
+    forms = {f: v for f, v in forms.items() if " " in f or not f[:1].isupper() or f.lower() not in lowered}
+    if not forms:
+        return []
+    occupied = sorted((d.start, d.end) for d in dets)
+    starts = [s for s, _ in occupied]
+    out = []
+    pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+                         + r")(?![\w-])")
+    import bisect
+    for m in pattern.finditer(text):
+        s, e = m.span()
+        if not text[s].isupper() and not text[s].isdigit():
+            continue
+        i = bisect.bisect_right(starts, e) - 1
+        if any(os < e and s < oe for os, oe in occupied[max(0, i - 3) : i + 1]):
+            continue
+        typ, sub = forms[m.group(0)]
+        out.append(Detection(s, e, typ, 0.8, "propagation", "same_form", subtype=sub))
+    return out

@@ -44,7 +44,7 @@ authorities social insurance institution fund office's national's convention pro
 cabinet senate republic kingdom state's states government's federation union central local municipality
 governor governor's governorship prefecture prefect mayor mayor's town hall land registry land tax revenue customs
 leave committee's appeals' penitentiary enforcement bailiff bailiff's bailiffs office. legal aid
-second third fourth fifth sixth seventh eighth ninth tenth former new old
+second third fourth fifth sixth seventh eighth ninth tenth former new old to
 """.split())
 
 LEGAL_WORDS = re.compile(
@@ -184,7 +184,9 @@ class RulePolicy(IdentifierPolicy):
     vague_time_no_mask: bool = True
     court_bodies_no_mask: bool = True
     full_name_direct: bool = True
-    min_quantity_digits: int = 0
+    # the background country needs at least two state-actor mentions ("Polish Government", "Republic of
+    # Poland": weight 10 each); in a biography the subject's own nationality is no background
+    background_min_weight: int = 20
 
     def classify(self, entity: dict[str, Any], doc: Any) -> str:
         t = entity["type"]
@@ -194,7 +196,7 @@ class RulePolicy(IdentifierPolicy):
             return "NO_MASK"
         if self.court_bodies_no_mask and all(f in COURT_BODIES for f in forms) and t in ("ORG", "MISC", "LOC"):
             return "NO_MASK"
-        dominant = doc.dominant_country() if doc is not None else None
+        dominant = doc.dominant_country(self.background_min_weight) if doc is not None else None
         if t == "CODE":
             if sub in CONTACT_SUBTYPES or sub == "CASE" and any("/" in f for f in forms):
                 return "DIRECT"
@@ -244,7 +246,7 @@ class SpecificityIndicator(Indicator):
     name = "specificity"
 
     def vote(self, entity, doc):
-        dominant = doc.dominant_country() if doc is not None else None
+        dominant = doc.dominant_country(20) if doc is not None else None
         if entity["type"] in ("PERSON", "CODE", "DATETIME", "QUANTITY"):
             return 1.0 if not (entity["type"] == "DATETIME" and is_vague_time(entity)) else 0.0
         if is_legal_reference(entity) or is_background_country(entity["forms"], dominant):
@@ -284,7 +286,7 @@ class NotBackgroundIndicator(Indicator):
     name = "not_background"
 
     def vote(self, entity, doc):
-        dominant = doc.dominant_country() if doc is not None else None
+        dominant = doc.dominant_country(20) if doc is not None else None
         if entity["type"] in ("ORG", "LOC", "DEM") and is_background_country(entity["forms"], dominant):
             return 0.0
         return 0.0 if is_legal_reference(entity) else 1.0
