@@ -48,7 +48,7 @@ def _entity(ents, typ, text, subtype=None):
 
 def test_rule_policy_types():
     ents = DocumentEntities("d")
-    ents.count_country("POL", 10)
+    ents.count_country("POL", 20)  # two state-actor mentions
     p = RulePolicy()
     assert p.classify(_entity(ents, "PERSON", "Mr Jan Kowalski"), ents) == "DIRECT"
     assert p.classify(_entity(ents, "PERSON", "Kowalska"), ents) == "QUASI"
@@ -67,7 +67,7 @@ def test_rule_policy_types():
 
 def test_voting_policy_needs_k_votes():
     ents = DocumentEntities("d")
-    ents.count_country("POL", 10)
+    ents.count_country("POL", 20)  # two state-actor mentions
     org = _entity(ents, "ORG", "Court of Cassation")
     person = _entity(ents, "PERSON", "Jan Kowalski")
     votes = VotingPolicy().votes(org, ents)
