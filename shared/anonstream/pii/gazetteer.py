@@ -275,33 +275,38 @@ class GazetteerRecognizer(Recognizer):
         self.score = score
 
     @staticmethod
-    def _extend_left(doc: Any, start: int) -> int:
-        span = doc.char_span(start, start + 1, alignment_mode="expand")
-        if span is None:
-            return start
-        i = span.start - 1
-        steps = 0
-        while i >= 0 and steps < 2:
-            tok = doc[i]
-            if tok.pos_ == "NOUN" and tok.text[:1].islower() and tok.text.isalpha() and tok.whitespace_:
-                start = tok.idx
-                i -= 1
-                steps += 1
-            else:
+    def _extend_left(text: str, start: int) -> int:
+        """Up to two lower-case modifier nouns before an occupation ("tennis coach", "film producer"), found
+        lexically: not function words, not -ly/-ed/-ing forms."""
+        for _ in range(2):
+            lo = max(0, start - 40)
+            m = _PREV_WORD.search(text[lo:start])
+            if not m:
                 break
+            w = m.group(1)
+            if w in _NOT_MODIFIER or w.endswith(("ly", "ed", "ing", "al", "ous", "ive", "ful", "ic")) or len(w) < 3:
+                break
+            start = lo + m.start(1)
         return start
 
     def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
         out = []
-        has_pos = doc is not None and doc.has_annotation("POS")
         for s, e, entry, surface in self.matcher.finditer(text):
             score = self.score
             if entry.subtype == "OCCUPATION":
                 score = 0.7
-                if has_pos:
-                    s = self._extend_left(doc, s)
+                s = self._extend_left(text, s)
             out.append(Detection(s, e, entry.type, score, self.name, entry.source, subtype=entry.subtype))
         return out
+
+
+_PREV_WORD = re.compile(r"(?<![\w-])([a-z][a-z-]*) $")
+_NOT_MODIFIER = frozenset("""
+a an the and or but of in on at to for from by with as was were is are be been had has have that which who his her
+their its my our your a former retired current skilled professional practising practicing senior junior chief head
+young old new famous well known leading prominent successful local national international qualified trained
+unemployed self then later also first second third last another other same certain such
+""".split())
 
 
 # Roles that are the subject's occupation or office only in predicate context ("he was a lawyer",

@@ -10,6 +10,7 @@ Weak detections only fill gaps that confident ones leave.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import replace
 from typing import Any
@@ -118,11 +119,15 @@ def _priority(d: Detection, confident: float) -> tuple[Any, ...]:
 def resolve_overlaps(dets: list[Detection], confident: float = 0.75) -> list[Detection]:
     ranked = sorted(dets, key=lambda d: _priority(d, confident))
     taken: list[Detection] = []
-    occupied: list[tuple[int, int]] = []
+    starts: list[int] = []  # sorted, disjoint intervals taken so far
+    ends: list[int] = []
     for d in ranked:
-        if all(d.end <= s or d.start >= e for s, e in occupied):
-            taken.append(d)
-            occupied.append((d.start, d.end))
+        i = bisect.bisect_left(ends, d.start + 1)  # first taken interval ending after d.start
+        if i < len(starts) and starts[i] < d.end:
+            continue
+        starts.insert(i, d.start)
+        ends.insert(i, d.end)
+        taken.append(d)
     return sorted(taken, key=lambda d: d.start)
 
 
@@ -193,7 +198,6 @@ def propagate_mentions(text: str, dets: list[Detection], known: dict[str, tuple[
     out = []
     pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
                          + r")(?![\w-])")
-    import bisect
     for m in pattern.finditer(text):
         s, e = m.span()
         if not text[s].isupper() and not text[s].isdigit():

@@ -18,6 +18,7 @@ The OntoNotes label is kept as the detection's ``rule`` ("ner:GPE") and becomes 
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .base import Detection, Recognizer
@@ -47,13 +48,40 @@ ONTONOTES_TO_TAB: dict[str, str | None] = {
 LABEL_SCORE: dict[str, float] = {"CARDINAL": 0.4, "LAW": 0.5, "WORK_OF_ART": 0.6, "PRODUCT": 0.6}
 
 
-_COUNT_NOUN_POS = ("NOUN", "ADJ", "PROPN")
+_WORD = re.compile(r"\s+([a-z][a-z'’]*(?:[-‑][a-z]+)*)")
+_NOT_IN_PHRASE = frozenset("""
+a an the and or but of in on at to for from by with as was were is are be been had has have that which who whom
+whose this these those it its his her their them they he she we you i not no nor so than then there here into onto
+upon over under about after before since until during between among per each every all any both either neither
+also only just more most less least very too such same further still yet out up down off again once would could
+should will shall may might must can did do does being having when where while whereas although though because if
+whether
+""".split()) - {"other"}
+_PLURALISH = frozenset(("accused", "co-accused", "co‑accused", "people", "children", "men", "women", "police",
+                        "staff", "personnel", "cattle", "sheep", "livestock", "offspring", "youth", "data"))
+
+
+def counted_phrase_end(text: str, end: int, max_words: int = 4) -> int | None:
+    """End of the counted noun phrase after a number ("30 hearings", "five co-accused", "twenty-two other
+    accused persons"), found lexically (no POS tags needed): up to ``max_words`` lower-case words that are not
+    function words, ending at the last plural-looking noun."""
+    pos = end
+    last = None
+    for _ in range(max_words):
+        m = _WORD.match(text, pos)
+        if not m or m.group(1) in _NOT_IN_PHRASE:
+            break
+        w = m.group(1)
+        pos = m.end()
+        if (w.endswith("s") and not w.endswith(("ss", "us", "ous", "is")) and len(w) > 3) or w in _PLURALISH:
+            last = pos
+    return last
 
 
 class SpacyNerRecognizer(Recognizer):
-    """spaCy NER mapped to TAB types. With ``cardinals``, a CARDINAL followed by a noun phrase becomes a
-    counted QUANTITY covering the noun ("30 hearings", "five co-accused", TAB QUANTITY); a bare CARDINAL
-    stays weak (score 0.4, below the default threshold)."""
+    """spaCy NER mapped to TAB types. With ``cardinals``, a CARDINAL followed by a counted noun phrase becomes
+    a QUANTITY covering the noun ("30 hearings", "five co-accused", TAB QUANTITY); a bare CARDINAL stays weak
+    (score 0.4, below the default threshold)."""
 
     name = "spacy_ner"
 
@@ -63,34 +91,9 @@ class SpacyNerRecognizer(Recognizer):
         self.drop = set(drop)
         self.cardinals = cardinals
 
-    def _counted(self, doc: Any, ent: Any) -> int | None:
-        """End char of the counted noun phrase after a CARDINAL ("30 hearings", "five co-accused",
-        "twenty-two other accused persons"; needs POS tags), or None."""
-        accepted = []
-        i = ent.end
-        while i < len(doc) and len(accepted) < 5:
-            tok = doc[i]
-            if tok.text in ("-", "‑") and accepted and accepted[-1].whitespace_ == "" and i + 1 < len(doc):
-                accepted.extend([tok, doc[i + 1]])
-                i += 2
-                continue
-            lower = tok.text[:1].islower()
-            if lower and (tok.pos_ in _COUNT_NOUN_POS or tok.tag_ in ("VBN", "VBG") and tok.pos_ == "VERB" and i > ent.end - 1):
-                accepted.append(tok)
-                i += 1
-                continue
-            break
-        while accepted and accepted[-1].pos_ == "ADJ":
-            accepted.pop()
-        if not accepted or not any(t.pos_ == "NOUN" or t.tag_ == "VBN" for t in accepted):
-            return None
-        last = accepted[-1]
-        return last.idx + len(last.text)
-
     def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
         if doc is None:
             return []
-        has_pos = doc.has_annotation("POS")
         out: list[Detection] = []
         for ent in doc.ents:
             label = ent.label_
@@ -100,8 +103,8 @@ class SpacyNerRecognizer(Recognizer):
             start, end = ent.start_char, ent.end_char
             score = LABEL_SCORE.get(label, 0.85)
             rule = f"ner:{label}"
-            if label == "CARDINAL" and self.cardinals and has_pos:
-                counted_end = self._counted(doc, ent)
+            if label == "CARDINAL" and self.cardinals:
+                counted_end = counted_phrase_end(text, end)
                 if counted_end is not None:
                     end, score, rule = counted_end, 0.75, "ner:CARDINAL+noun"
             out.append(Detection(start, end, tab, score, self.name, rule, subtype=label))
