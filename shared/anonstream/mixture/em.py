@@ -11,11 +11,12 @@ log-likelihood of component k is minorized by a function concave in nu whose max
     mu_k  proportional to  s_k = sum_i r_ik x_i / q_ik,
     rho_k solves           rho (a_k + c W_k / (1 - rho^2)) = ||s_k||,
 
-with a_k = sum_i r_ik / q_ik, W_k = sum_i r_ik, c = 2/d (PKB) or 1 (spherical Cauchy). This is the
-PKBD update of Golzy & Markatou (2020) as implemented in ``spheroids``; for the spherical Cauchy
-it is one step of the same minorize-maximize scheme (``spheroids`` instead iterates Kato &
-McCullagh's Moebius fixed point to convergence per component). Each step cannot decrease the
-likelihood (generalized EM), and it costs one more product R' X, so an iteration is two matmuls.
+with a_k = sum_i r_ik / q_ik, W_k = sum_i r_ik, c = 2/d (PKB) or 1 (spherical Cauchy). For PKB
+this is the M-step of ``spheroids`` (PKBD mixtures: Golzy & Markatou 2020); for the spherical
+Cauchy ``spheroids`` instead iterates, per component, the Moebius fixed point of Kato & McCullagh
+(2020) to convergence, whose fixed point is the same stationarity condition. Each step cannot
+decrease the likelihood (generalized EM) and costs one more product R^T X: an iteration is two
+matmuls, for all components at once.
 """
 from __future__ import annotations
 
@@ -126,7 +127,7 @@ def _run_em(X, family: Family, mu, rho, pi, min_weight: float, max_iter: int, to
         L -= ll_i[:, None]
         R = np.exp(L)
         pi = R.mean(axis=0)
-        keep = pi >= min_weight
+        keep = (pi >= min_weight) & (pi > 0.0)
         keep[pi.argmax()] = True
         if not keep.all():  # drop light components (the paper's epsilon), renormalize the rest
             L = L[:, keep]

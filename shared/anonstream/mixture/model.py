@@ -114,7 +114,9 @@ class SphericalMixture:
             errors.append(f"weights sum to {self.pi.sum()!r}, not 1")
         empty = np.flatnonzero((self.pi > 0.0) & (self.pi * self.n_train < 1.0))
         if empty.size:
-            errors.append(f"components {empty.tolist()} expect fewer than one of {self.n_train} training points")
+            errors.append(
+                f"components {empty.tolist()} expect fewer than one of {self.n_train} training points"
+            )
         norms = np.linalg.norm(self.mu.astype(np.float64), axis=1)
         off = np.flatnonzero(~(np.abs(norms - 1.0) <= 1e-4))
         if off.size:
