@@ -39,11 +39,13 @@ def model_info(model: SphericalMixture, reason: str) -> dict[str, Any]:
 
 
 def fit_checked(X: np.ndarray, family: str, k: int, min_weight: float, embedding_model: str,
-                warm_start: np.ndarray | None = None) -> SphericalMixture:
-    """Fit with K capped by the data (at least 4 points per component); raise if the result fails
-    its sanity checks, so a broken model is never published."""
+                warm_start: SphericalMixture | None = None) -> SphericalMixture:
+    """Fit with K capped by the data (at least 4 points per component), warm-started from the
+    current model when it has that K; raise if the result fails its sanity checks, so a broken
+    model is never published."""
     k = max(1, min(k, len(X) // 4))
-    init = warm_start if warm_start is not None and len(warm_start) == k else "kmeans++"
+    usable = warm_start is not None and warm_start.k == k and warm_start.family.value == family
+    init = warm_start if usable else "kmeans++"
     model = fit_mixture(X, family, k, min_weight=min_weight, init=init, embedding_model=embedding_model)
     errors = model.sanity_errors()
     if errors:

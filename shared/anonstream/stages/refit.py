@@ -84,8 +84,9 @@ class Refitter:
         if len(X) < self.min_samples:
             return None
         self.last_fit = self.clock()
-        current = self._current_model()
-        warm = current.mu if current is not None else None
+        # A scheduled refit starts from the current model (stable labels); after drift the old
+        # components describe the wrong data, so the fit starts afresh.
+        warm = None if reason.startswith("drift") else self._current_model()
         try:
             model = fit_checked(X, self.family, self.k, self.min_weight, self.embedding_model, warm)
         except ValueError as exc:
