@@ -31,7 +31,7 @@ from ..records import EntitySpan
 from .base import Detection, Recognizer
 from .gazetteer import (
     AcronymRecognizer, GazetteerRecognizer, InitialsRecognizer, InstitutionRecognizer, LetterNameRecognizer,
-    ListRecognizer, RoleRecognizer, TitleRecognizer,
+    ListRecognizer, ProperPhraseRecognizer, RoleRecognizer, TitleRecognizer,
 )
 from .grouping import DocumentEntities, normalize
 from .keys import KeyRing
@@ -90,7 +90,8 @@ class InMemoryPseudonymStore(PseudonymStore):
 # Configuration
 # ---------------------------------------------------------------------------------------------
 ALL_RECOGNIZERS = ("ner", "email", "url", "phone", "iban", "card", "ip", "case_number", "datetime", "money",
-                   "quantity", "gazetteer", "title", "initials", "acronym", "institution", "letter_name", "role")
+                   "quantity", "gazetteer", "title", "initials", "acronym", "institution", "letter_name", "role",
+                   "proper_phrase")
 
 
 @dataclass
@@ -140,7 +141,7 @@ def build_recognizers(config: PiiConfig) -> list[Recognizer]:
         ("case_number", CaseNumberRecognizer), ("datetime", DateTimeRecognizer), ("money", MoneyRecognizer),
         ("quantity", QuantityRecognizer), ("gazetteer", GazetteerRecognizer), ("title", TitleRecognizer),
         ("initials", InitialsRecognizer), ("acronym", AcronymRecognizer), ("institution", InstitutionRecognizer),
-        ("letter_name", LetterNameRecognizer), ("role", RoleRecognizer),
+        ("letter_name", LetterNameRecognizer), ("role", RoleRecognizer), ("proper_phrase", ProperPhraseRecognizer),
     ]
     out = [factory() for name, factory in table if name in enabled]
     if config.deny_list:

@@ -70,6 +70,19 @@ EXTRA_OCCUPATIONS = (
     "captain", "footballer", "athlete", "coach", "trainer", "boxer", "midwife", "paramedic", "social worker",
     "caretaker", "janitor", "concierge", "housekeeper", "babysitter", "nanny", "au pair", "holiday relief worker",
     "apprentice", "intern", "trainee", "lorry-driver", "bank employee", "bank manager", "estate agent",
+    # common in biographies
+    "songwriter", "singer-songwriter", "guitarist", "pianist", "violinist", "drummer", "bassist", "composer",
+    "conductor", "rapper", "screenwriter", "playwright", "novelist", "filmmaker", "film director", "educator",
+    "forester", "philanthropist", "diplomat", "cleric", "model", "comedian", "broadcaster", "presenter",
+    "television presenter", "radio presenter", "columnist", "commentator", "critic", "cartoonist", "sculptor",
+    "dancer", "choreographer", "midfielder", "defender", "goalkeeper", "striker", "winger", "forward",
+    "batsman", "bowler", "wicket-keeper", "cricketer", "cyclist", "rower", "swimmer", "wrestler", "racing driver",
+    "jockey", "sprinter", "runner", "tennis player", "golfer", "skier", "figure skater", "chess player",
+    "grandmaster", "astronaut", "inventor", "industrialist", "banker", "investor", "economist", "sociologist",
+    "philosopher", "theologian", "anthropologist", "linguist", "botanist", "zoologist", "biologist",
+    "explorer", "missionary", "monarch", "king", "queen", "prince", "princess", "emperor", "empress", "consort",
+    "nobleman", "noblewoman", "aristocrat", "courtier", "general", "admiral", "colonel", "lieutenant",
+    "sergeant", "soldier", "commander", "activist", "trade unionist", "lobbyist", "spokesperson",
 )
 # Guidelines exception (TAB guidelines, "Exceptions"): titles of the legal professionals involved in the case are
 # not annotated, and generic words that are occupations only in some readings.
@@ -361,6 +374,7 @@ class RoleRecognizer(Recognizer):
             s, e = m.span()
             if not _PREDICATE.search(text[max(0, s - 40) : s]):
                 continue
+            s = GazetteerRecognizer._extend_left(text, s)
             out.append(Detection(s, e, "DEM", 0.75, self.name, "role:predicate", subtype="OCCUPATION"))
         return out
 
@@ -483,6 +497,8 @@ _INST_ADJ = (r"(?:District|Regional|Provincial|Circuit|Appeal|Appellate|Assize|M
              r"County|Municipal|Land|Cantonal|Federal|Enforcement|Heavy Penal|Penal|Public|Chief|Principal|Central|"
              r"Security|Special|Criminal Court of First Instance|Civil Court of First Instance|Juvenile)")
 _INST_HEAD = (r"(?:Court(?:\s+of\s+(?:Appeals?|First Instance|Cassation|Justice))?|Prison|Remand Centre|Remand Center|"
+              r"High School|Law School|School of [A-Z]\w+|national (?:football|cricket|rugby|basketball|hockey) team|"
+              r"Football Club|FC|Club|Constituency|constituency|Legislative Assembly|"
               r"Detention Centre|Detention Center|Remand Prison|Police Station|Police Headquarters|Hospital|Clinic|"
               r"University|School|College|Academy|Prosecutor[’']s Office|Governor[’']s Office|Bar Association|"
               r"Town Hall|Municipality|Municipal Council|City Council|Council|Security Directorate|Gendarmerie(?: Command)?|"
@@ -549,6 +565,38 @@ class LetterNameRecognizer(Recognizer):
             out.append(Detection(s, s + 1, "PERSON", 0.75, self.name, "letter_after_noun", subtype="PERSON"))
         for m in re.finditer(r"\[([A-Z])\]", text):
             out.append(Detection(m.start(1), m.end(1), "PERSON", 0.75, self.name, "letter_bracket", subtype="PERSON"))
+        return out
+
+
+_QUOTED = re.compile(r"[“\"]([A-Z0-9][^“”\"\n]{0,80}?)[”\"]")
+_TITLE_CASE = re.compile(
+    rf"(?<![\w’'-])[{_UP}][\w’'-]*(?:\s+(?:(?:of|the|and|&|in|on|for|a|an|at|de|del|du|la|le|von|van|der)\s+)*"
+    rf"[{_UP}0-9][\w’'-]*)+")
+_QUOTE_STOP = re.compile(r"\b(?:applicant|Government|Court|Convention|Article|Commission|Rule)s?\b")
+
+
+class ProperPhraseRecognizer(Recognizer):
+    """Weak MISC candidates for named things NER leaves out: short quoted titles ("Home", “Control”) and
+    Title-Case word runs that are not sentence-initial. Low score: they only fill gaps other recognizers leave."""
+
+    name = "proper_phrase"
+
+    def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
+        out = []
+        for m in _QUOTED.finditer(text):
+            inner = m.group(1).strip()
+            if len(inner.split()) > 8 or _QUOTE_STOP.search(inner) or inner.endswith((".", ",")):
+                continue
+            out.append(Detection(m.start(1), m.start(1) + len(inner), "MISC", 0.7, self.name, "quoted_title",
+                                 subtype="WORK_OF_ART"))
+        for m in _TITLE_CASE.finditer(text):
+            s = m.start()
+            if len(re.match(r"[\w’'-]*", text[s:]).group(0)) < 2:
+                continue
+            before = text[max(0, s - 3) : s]
+            if s == 0 or re.search(r"(?:[.!?:;]\s*|\n\s*|^\s*)$", before) or before.endswith(("“", "\"", "(")):
+                continue  # sentence-initial capitals are no evidence
+            out.append(Detection(s, m.end(), "MISC", 0.55, self.name, "title_case", subtype=None))
         return out
 
 

@@ -245,7 +245,10 @@ _CASE = re.compile(r"(?<![\w/.-])\d{1,6}/\d{2,4}(?:/\d{1,4})?(?![\w/]|\.\d)")
 _REF = re.compile(
     r"(?<![\w/.-])(?:[A-Z]{1,5}[ -]?\d[\w./-]*\d|\d+[A-Z]{1,3}\d[\w./-]*|\d{1,4}(?:[./]\d{1,4}){2,}[A-Z]?\d*|[A-Z]+\d+[A-Z]+\w*)(?![\w/-])"
 )
-_NO_NUMBER = re.compile(r"\b(?:[Nn]o|[Nn]os|[Nn]r)\.?\s+(\d[\w./-]*)")
+_NO_NUMBER = re.compile(r"(?:\b(?P<noun>[a-z]{3,})\s+)?\b(?:[Nn]o|[Nn]os|[Nn]r)\.?\s+(\d[\w./-]*)")
+_NO_NOUN_KEEP = frozenset(("plot", "plots", "parcel", "parcels", "flat", "apartment", "room", "cell", "house", "lot",
+                           "block", "sheet", "file", "register", "entry", "account", "licence", "license", "passport",
+                           "vehicle", "plate", "card", "ticket", "certificate", "permit", "box"))
 _LEGAL_BEFORE = re.compile(
     r"(?:article|articles|art\.|section|sections|rule|rules|§|protocol|paragraph|paragraphs|para\.|chapter|law|act|"
     r"regulation|decree|ordinance|directive|resolution|page|pages|pp?\.)\s*$", re.I)
@@ -261,17 +264,21 @@ class CaseNumberRecognizer(RegexRecognizer):
 
     def span(self, match):
         if match.re is _NO_NUMBER:
-            return match.span(1)
+            noun = match.group("noun")
+            if noun and noun in _NO_NOUN_KEEP:
+                return match.start("noun"), match.end(2)
+            return match.span(2)
         return match.span()
 
     def validate(self, text, match, rule):
-        s = match.start(1) if rule == "no_number" else match.start()
-        raw = match.group(1) if rule == "no_number" else match.group(0)
+        s = match.start(2) if rule == "no_number" else match.start()
+        raw = match.group(2) if rule == "no_number" else match.group(0)
         before = text[max(0, s - 30) : s]
         context = _context_hits(text, s, CODE_CONTEXT, before=30)
         if rule == "case_number":
             a, b = raw.split("/")[:2]
-            if len(raw.split("/")) == 2 and len(a) <= 2 and len(b) <= 2:
+            if len(raw.split("/")) == 2 and len(a) <= 2 and len(b) <= 2 and (
+                    int(a) <= 31 and 1 <= int(b) <= 12 or 1 <= int(a) <= 12 and int(b) <= 31):
                 return None  # 12/05 looks like a date
             if re.fullmatch(r"\d{1,2}/\d{1,2}/\d{2,4}", raw):
                 return None  # a date

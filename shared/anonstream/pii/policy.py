@@ -45,6 +45,7 @@ cabinet senate republic kingdom state's states government's federation union cen
 governor governor's governorship prefecture prefect mayor mayor's town hall land registry land tax revenue customs
 leave committee's appeals' penitentiary enforcement bailiff bailiff's bailiffs office. legal aid
 second third fourth fifth sixth seventh eighth ninth tenth former new old to
+agent agents co-agent adviser advisers delegate delegates series counsel
 """.split())
 
 LEGAL_WORDS = re.compile(
@@ -207,7 +208,7 @@ class RulePolicy(IdentifierPolicy):
             return "NO_MASK"
         if t in ("ORG", "LOC", "DEM") and self.background_country_no_mask and is_background_country(forms, dominant):
             return "NO_MASK"
-        if t == "ORG" and self.generic_org_no_mask and is_generic_org(forms, dominant):
+        if t in ("ORG", "MISC") and self.generic_org_no_mask and is_generic_org(forms, dominant):
             return "NO_MASK"
         if t == "DATETIME" and self.vague_time_no_mask and is_vague_time(entity):
             return "NO_MASK"
