@@ -50,3 +50,30 @@ def test_pseudonyms_consistent_across_documents():
     b = store.surrogate_for("t", "PERSON:smith", "PERSON")
     assert a != b and store.surrogate_for("t", "PERSON:polat", "PERSON") == a
     assert store.surrogate_for("other", "PERSON:smith", "PERSON") == "[PERSON_1]"
+
+
+def test_titles_stay_with_names_and_trace_is_explained(engine):
+    trace = engine.explain("The letter was signed by Judge Anna Kowalska and Mrs. Ewa Nowak.", DocumentEntities())
+    persons = {t["text"]: t for t in trace if t["type"] == "PERSON"}
+    assert {"Judge Anna Kowalska", "Mrs. Ewa Nowak"} <= set(persons)
+    assert all(t["recognizer"] and t["score"] > 0 and "policy" in t for t in trace)
+
+
+def test_allow_and_deny_lists_and_operator_config(engine):
+    from anonstream.pii.engine import PiiConfig, build_recognizers
+    from anonstream.pii.keys import KeyRing
+
+    cfg = PiiConfig(allow_list=("Ankara",), deny_list={"Project Bluebird": "MISC"},
+                    operators={"default": "indexed", "EMAIL": "hash", "PHONE": {"name": "mask", "keep_last": 2}},
+                    mask_now_types=("PERSON", "CODE"))
+    eng = PiiEngine(engine.nlp, build_recognizers(cfg), cfg, keys=KeyRing(b"test-key"))
+    text = "Mr Cengiz Polat of Ankara ran Project Bluebird; mail jane.doe@example.org, phone +44 20 7946 0958."
+    new, spans = eng.process(text, DocumentEntities("d"), InMemoryPseudonymStore())
+    by_type = {(s.type, s.subtype) for s in spans}
+    assert not any(s.text == "Ankara" for s in spans)  # allow-listed: not reported at all
+    assert any(s.recognizer.startswith("deny_list") and s.type == "MISC" and s.surrogate is None for s in spans)
+    email = next(s for s in spans if s.subtype == "EMAIL")
+    assert email.surrogate.startswith("[EMAIL_") and len(email.surrogate) == len("[EMAIL_]") + 16
+    phone = next(s for s in spans if s.subtype == "PHONE")
+    assert phone.surrogate == "*" * (len("+44 20 7946 0958") - 2) + "58"
+    assert "Polat" not in new and "jane.doe" not in new and ("CODE", "EMAIL") in by_type
