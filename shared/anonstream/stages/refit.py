@@ -1,7 +1,8 @@
 """refit: keep a reservoir of recent embeddings and refit the mixture, on a schedule and on drift.
 
-Drift is measured as the drop of the mean log-density (paper 000, eq. 2.1–2.3) of recent chunks
-under the current model below the model's own training mean, in nats per chunk. A fitted model that
+Drift is the drop of the mean log-density (paper 000, eq. 2.1–2.3) of the latest chunks under the
+current model, in nats per chunk, against the first chunks that model saw after it went live (held
+out from its training data, so the baseline carries no overfitting optimism). A fitted model that
 fails its sanity checks (NaN, empty components, ρ outside [0, 1)) is never published.
 """
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Refitter:
         self.min_samples = min_samples
         self.drift_nats = drift_nats
         self.recent: deque[float] = deque(maxlen=window)
+        self.baseline: float | None = None
         self.clock = clock
         self.last_fit = clock()
         self.embedding_model = ""
@@ -49,6 +51,7 @@ class Refitter:
             if stored is not None:
                 self._model, self._model_version = SphericalMixture.from_bytes(stored.model_bytes), version
                 self.recent.clear()  # drift is measured against the model in force
+                self.baseline = None
         return self._model
 
     def observe(self, chunks: Sequence[Chunk]) -> None:
@@ -60,12 +63,16 @@ class Refitter:
         model = self._current_model()
         if model is not None and X.shape[1] == model.dim:
             self.recent.extend(model.log_density(X).tolist())
+            if self.baseline is None and len(self.recent) >= self.min_samples:
+                self.baseline = float(np.mean(list(self.recent)[: self.min_samples]))
 
     def drift(self) -> float | None:
-        """Training mean log-density minus the recent mean (nats per chunk); None if unknown."""
-        if self._model is None or len(self.recent) < self.min_samples:
+        """Baseline mean log-density minus the mean of the latest ``min_samples`` chunks (nats per
+        chunk); None until the baseline exists."""
+        if self.baseline is None or len(self.recent) < 2 * self.min_samples:
             return None
-        return self._model.train_loglik / self._model.n_train - float(np.mean(self.recent))
+        latest = list(self.recent)[-self.min_samples:]
+        return self.baseline - float(np.mean(latest))
 
     def due(self) -> str | None:
         drift = self.drift()
