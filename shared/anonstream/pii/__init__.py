@@ -1,1 +1,16 @@
-"""PII detection, identifier typing and operators (the pii stage's core)."""
+"""PII detection, identifier typing and operators (the pii stage's core).
+
+Public API (see engine.py):
+
+* ``PiiEngine.from_config(PiiConfig(...))`` — loads spaCy (``spacy_model.load_spacy``), gazetteers, policy;
+  ``detect(text, entities)`` / ``detect_many`` → ``EntitySpan`` list; ``process(text, entities, pseudonyms,
+  namespace)`` / ``process_many`` → ``(new_text, spans)``; ``explain(text, entities)`` → decision traces.
+* ``DocumentEntities`` (grouping.py) — per-document entity registry, ``to_state``/``from_state``.
+* ``PseudonymStore``, ``InMemoryPseudonymStore``; ``anonstream.stores.redis_pseudonyms.RedisPseudonymStore``.
+* ``KeyRing`` (keys.py) — HMAC key from ``ANONSTREAM_PSEUDONYM_KEY`` (+ ``_PREVIOUS`` for rotation).
+* Recognizers (``Recognizer`` in base.py): ner.py (spaCy NER, OntoNotes → TAB mapping), patterns.py
+  (validated regexes), gazetteer.py (gazetteers, titles, initials, acronyms, institutions, roles, lists);
+  merge.py (span refinement, overlaps, propagation); policy.py (DIRECT/QUASI/NO_MASK: rules or k-of-n
+  voting); operators.py (placeholder, indexed, redact, mask, hash, keep).
+* CLI (cli.py): ``eval-pii`` and ``detect``; evaluation in ``anonstream.evaluation.tab``.
+"""
