@@ -38,6 +38,7 @@ down:
 	deploy/services.sh down
 
 bench: setup
+	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
