@@ -2,7 +2,7 @@
 
 The main CLI (``anonstream.cli``) calls ``add_commands(subparsers)``. Standalone::
 
-    python -m anonstream.pii.cli eval-pii --tab FILE.json [--json]
+    python -m anonstream.pii.cli eval-pii --tab FILE.json [--tab OTHER.json] [--json]
     python -m anonstream.pii.cli detect --input docs.jsonl --output spans.jsonl
 """
 from __future__ import annotations
@@ -50,31 +50,46 @@ def system_masks(engine, docs, batch_size: int = 8) -> tuple[dict[str, list[list
     return masks, elapsed, words
 
 
-def cmd_eval_pii(args: argparse.Namespace) -> int:
-    from ..evaluation.tab import TabEvaluator, UnigramICWeighting, format_report, load_tab
+def _eval_file(engine, path: str, args: argparse.Namespace, weighting) -> dict[str, Any]:
+    from ..evaluation.tab import TabEvaluator, load_tab
 
-    docs = load_tab(args.tab)
+    docs = load_tab(path)
     docs = docs[_slice(args.docs, len(docs))]
-    engine = _engine(args)
     masks, elapsed, words = system_masks(engine, docs)
     evaluator = TabEvaluator(docs, nlp=None)
-    weighting = None
-    if args.weighting == "unigram_ic":
-        weighting = UnigramICWeighting()
     scores = evaluator.evaluate(masks, weighting)
-    scores["file"] = args.tab
+    scores["file"] = path
     scores["docs"] = args.docs or ":"
     scores["detector_seconds"] = round(elapsed, 3)
     scores["detector_words_per_s"] = round(words / elapsed, 1) if elapsed else None
+    scores["_masks"] = masks
+    return scores
+
+
+def cmd_eval_pii(args: argparse.Namespace) -> int:
+    """Evaluate on one or more TAB-format files (``--tab`` repeated) in one run: the detector and spaCy are
+    loaded once. One file: the scores (dict) as before; several: a list of them, in ``--tab`` order."""
+    from ..evaluation.tab import UnigramICWeighting, format_report
+
+    engine = _engine(args)
+    weighting = UnigramICWeighting() if args.weighting == "unigram_ic" else None
+    paths = args.tab if isinstance(args.tab, list) else [args.tab]
+    runs = [_eval_file(engine, path, args, weighting) for path in paths]
+    masks = {}
+    for scores in runs:
+        masks.update(scores.pop("_masks"))
     if args.output_masks:
         with open(args.output_masks, "w", encoding="utf-8") as fh:
             json.dump(masks, fh)
     if args.json:
-        json.dump(scores, sys.stdout, indent=1, sort_keys=True)
+        json.dump(runs[0] if len(runs) == 1 else runs, sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
     else:
-        print(format_report(scores))
-        print(f"Detector: {scores['detector_words_per_s']} words/s ({elapsed:.1f}s)")
+        for i, scores in enumerate(runs):
+            if len(runs) > 1:
+                print(("\n" if i else "") + f"== {scores['file']} (docs {scores['docs']})")
+            print(format_report(scores))
+            print(f"Detector: {scores['detector_words_per_s']} words/s ({scores['detector_seconds']:.1f}s)")
     return 0
 
 
@@ -125,7 +140,8 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 def add_commands(subparsers: Any) -> None:
     p = subparsers.add_parser("eval-pii", help="run the PII detector on a TAB-format file and print TAB metrics")
-    p.add_argument("--tab", required=True, help="TAB-format JSON (echr_*.json, wiki_test.json)")
+    p.add_argument("--tab", required=True, action="append",
+                   help="TAB-format JSON (echr_*.json, wiki_test.json); repeat to evaluate several files in one run")
     p.add_argument("--json", action="store_true", help="print the scores as JSON")
     p.add_argument("--docs", help="document slice START:END (e.g. 0:50)")
     p.add_argument("--config", help="PII config (YAML/JSON)")
