@@ -77,6 +77,7 @@ class Chunk:
     cluster: dict[str, Any] | None = None  # {"model_version", "component", "posterior", "log_density"}
     changes: list[dict[str, Any]] | None = None  # rewritten spans, filled by swap
     release: dict[str, Any] | None = None  # echo of the release configuration, filled by swap
+    entity_tuple: dict[str, str] | None = None  # category -> released value (paper 000 §2.1), by swap
     lineage: dict[str, str] = field(default_factory=dict)  # stage -> stage version
 
     @property
@@ -98,7 +99,7 @@ class Chunk:
         }
         if self.entities is not None:
             obj["entities"] = [e.to_wire() for e in self.entities]
-        for name in ("embedding", "cluster", "changes", "release"):
+        for name in ("embedding", "cluster", "changes", "release", "entity_tuple"):
             value = getattr(self, name)
             if value is not None:
                 obj[name] = value
@@ -120,5 +121,6 @@ class Chunk:
             cluster=obj.get("cluster"),
             changes=obj.get("changes"),
             release=obj.get("release"),
+            entity_tuple=obj.get("entity_tuple"),
             lineage=dict(obj.get("lineage") or {}),
         )

@@ -17,6 +17,7 @@ from typing import IO, Any, Iterable, Iterator
 from .. import serde, topics
 from ..config import Settings
 from ..stages.base import Emit, InputMessage, Stage, StageDriver
+from ..swap.summary import summarize
 from ..topics import Topic
 from .wiring import build_stages, in_memory_stores
 
@@ -29,6 +30,7 @@ class RunReport:
     documents_out: int = 0
     dead_letters_by_stage: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     model_updates: list[dict[str, Any]] = field(default_factory=list)
+    swap_log: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     audit: dict[str, Any] = field(default_factory=dict)
 
@@ -40,6 +42,7 @@ class RunReport:
             "model_updates": self.model_updates,
             "seconds": round(self.seconds, 3),
             "documents_per_second": round(self.documents_in / self.seconds, 3) if self.seconds else None,
+            "swap": summarize(self.swap_log),
             "audit": self.audit,
         }
 
@@ -156,6 +159,8 @@ def run(input_path: Path, output_path: Path, report_path: Path | None = None,
                     report.dead_letters_by_stage[emit.value["stage"]] += 1
                 elif emit.topic is topics.MODEL_UPDATES:
                     report.model_updates.append(emit.value)
+                elif emit.topic is topics.SWAP_LOG:
+                    report.swap_log.append(emit.value)
 
         batch: list[tuple[str, bytes]] = []
         for record in read_lines(source):

@@ -34,8 +34,10 @@ class SwapStage(Stage):
 
     def _emits(self, out: SwapOutput) -> list[Emit]:
         self._tokens += out.tokens
+        released_tuples = {record["chunk_key"]: record["tuple_after"] for record in out.log}
         emits = []
         for chunk in out.chunks:
+            chunk.entity_tuple = released_tuples.get(chunk.key)  # released values only, never the originals
             chunk.embedding = None  # the sanitized topic carries no embeddings
             chunk.lineage[self.name] = f"{self.version}+{self.processor.release.version}"
             emits.append(chunk_emit(topics.CHUNKS_SANITIZED, chunk))
