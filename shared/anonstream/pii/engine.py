@@ -14,9 +14,10 @@ Contract used by the pii stage and the embedded runner:
 * ``detect_many`` / ``process_many`` batch spaCy with ``nlp.pipe``.
 
 Pipeline per text: recognizers (spaCy NER, patterns, gazetteers, titles, initials, acronyms, deny list) →
-span refinement and overlap resolution (merge.py) → allow list → grouping (grouping.py) → identifier typing
-per entity (policy.py; an entity's type only goes up, DIRECT > QUASI > NO_MASK) → operators (operators.py)
-on spans whose type is in ``mask_now_types`` and whose identifier type is not NO_MASK.
+span refinement (merge.py) → allow list → vetting of bare PERSON candidates (vetting.py) → overlap resolution
+and mention propagation (merge.py) → grouping (grouping.py) → identifier typing per entity (policy.py; an
+entity's type only goes up, DIRECT > QUASI > NO_MASK) → operators (operators.py) on spans whose type is in
+``mask_now_types`` and whose identifier type is not NO_MASK.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from .patterns import (
     MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, UrlRecognizer,
 )
 from .policy import IdentifierPolicy, country_of, make_policy, rank_max
+from .vetting import PersonVetter, VetContext
 
 __all__ = [
     "DocumentEntities", "PseudonymStore", "InMemoryPseudonymStore", "PiiConfig", "PiiEngine", "PATTERN_LABELS",
@@ -107,6 +109,7 @@ class PiiConfig:
     confident: float = 0.75
     cardinals: bool = True  # counted quantities from NER CARDINAL + noun ("30 hearings")
     propagate: bool = True  # other occurrences of detected names in the document are mentions too
+    vet_persons: bool = True  # bare PERSON candidates that are places/common words/parts of other entities (vetting.py)
     policy: Any = "rules"  # "rules" | "voting" | {"kind": "voting", "k": 3} | {RulePolicy options}
     # Types whose mentions are replaced now (the rest stay in clear for the swap stage).
     mask_now_types: tuple[str, ...] = ("PERSON", "CODE")
@@ -171,6 +174,7 @@ class PiiEngine:
         self.policy = policy or make_policy(self.config.policy)
         self.keys = keys
         self._allow = frozenset(normalize(a) for a in self.config.allow_list)
+        self._vetter = PersonVetter(self.config.confident) if self.config.vet_persons else None
         self._operators: dict[str, Operator] = {k: make_operator(v) for k, v in self.config.operators.items()}
         if "default" not in self._operators:
             self._operators["default"] = make_operator("indexed")
@@ -188,18 +192,26 @@ class PiiEngine:
         return cls(nlp, build_recognizers(config), config, keys=keys)
 
     # -- detection ---------------------------------------------------------------------------
-    def detections(self, text: str, doc: Any, known: dict[str, Any] | None = None) -> list[Detection]:
-        """All recognizers, refined spans, min-score filter, allow list, overlaps resolved."""
+    def detections(self, text: str, doc: Any, known: dict[str, Any] | None = None,
+                   entities: DocumentEntities | None = None) -> list[Detection]:
+        """All recognizers, refined spans, min-score filter, allow list, PERSON vetting, overlaps resolved.
+        ``entities`` (the document's registry of earlier chunks) is evidence for the vetting."""
         found: list[Detection] = []
         for r in self.recognizers:
             found.extend(r.analyze(text, doc))
         found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()]
         if self._allow:
             found = [d for d in found if normalize(text[d.start : d.end]) not in self._allow]
+        ctx = None
+        if self._vetter is not None:
+            ctx = VetContext.from_registry(entities)
+            found = self._vetter.vet(text, found, ctx)
         dets = combine_adjacent(text, resolve_overlaps(found, self.config.confident))
         extra = native_aliases(text, dets)
         if self.config.propagate:
             extra += propagate_mentions(text, dets + extra, known)
+        if extra and self._vetter is not None:
+            extra = self._vetter.vet(text, extra, ctx, others=dets)
         if extra:
             dets = resolve_overlaps(dets + extra, self.config.confident)
         return dets
@@ -219,7 +231,7 @@ class PiiEngine:
             resolved.append((d, ent))
         for ent in {id(e): e for _, e in resolved}.values():
             ent["identifier_type"] = rank_max(ent.get("identifier_type"), self.policy.classify(ent, entities))
-        spans = []
+        spans: list[EntitySpan] = []
         for d, ent in resolved:
             spans.append(
                 EntitySpan(
@@ -236,9 +248,12 @@ class PiiEngine:
             )
         return spans
 
+    def _spans(self, text: str, doc: Any, entities: DocumentEntities) -> list[EntitySpan]:
+        dets = self.detections(text, doc, _known_forms(entities), entities)
+        return self._to_spans(text, dets, entities)
+
     def detect(self, text: str, entities: DocumentEntities) -> list[EntitySpan]:
-        doc = self.nlp(text)
-        return self._to_spans(text, self.detections(text, doc, _known_forms(entities)), entities)
+        return self._spans(text, self.nlp(text), entities)
 
     def detect_many(self, texts: Iterable[str], entities: Iterable[DocumentEntities],
                     batch_size: int | None = None) -> list[list[EntitySpan]]:
@@ -246,14 +261,14 @@ class PiiEngine:
         out = []
         docs = self.nlp.pipe(texts, batch_size=batch_size or self.config.batch_size)
         for text, doc, ents in zip(texts, docs, entities):
-            out.append(self._to_spans(text, self.detections(text, doc, _known_forms(ents)), ents))
+            out.append(self._spans(text, doc, ents))
         return out
 
     def explain(self, text: str, entities: DocumentEntities) -> list[dict[str, Any]]:
         """Decision trace per span: recognizer, rule, score, context words, entity and policy verdict.
         (Contains the mention text: for debugging on test data, never for logs.)"""
         doc = self.nlp(text)
-        dets = self.detections(text, doc, _known_forms(entities))
+        dets = self.detections(text, doc, _known_forms(entities), entities)
         spans = self._to_spans(text, dets, entities)
         out = []
         for d, s in zip(dets, spans):

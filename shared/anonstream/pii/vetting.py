@@ -1,0 +1,238 @@
+"""Vetting of weak PERSON candidates (precision): bare names that are places, common words or parts of other entities.
+
+A *bare* PERSON candidate comes from spaCy NER or from mention propagation and has no evidence of its own that
+it is a person: no title ("Mr", "Judge" — those spans start with the title), no known first name or initial
+("Cengiz Polat", "J. Hajduk"), and none of its words is a name word of a person already established in the
+document ("Polat" after "Mr Cengiz Polat"). NER often labels single capitalised words PERSON in legal text
+("a lawyer practising in Izmir", "Law no. 3713", "the Municipality refused"); such a candidate is not a PERSON
+when, in this order (first rule that applies):
+
+1. it is a known place (the countries/provinces gazetteer) or stands right after a locative preposition
+   ("lives in Łódź", "born at Secunderabad", not followed by a possessive) → LOC;
+2. the same form is an entity of another type in the document (the registry of earlier chunks, or a confident
+   detection in this text: "FDB" is an ORG elsewhere) → that type;
+3. it occurs inside a longer detected non-PERSON entity of the document ("Izmir State Security Court",
+   "Diyarbakır Sur Municipality"): as the distinguishing name of a generic institution (the other words are
+   all generic institutional vocabulary) it is a place → LOC; a legal word ("Law" in "Law on Associations")
+   → dropped (TAB guidelines: legal references are not annotated); otherwise → the longer entity's type
+   ("the Municipality" is a short reference to the ORG);
+4. one word that is a function word (spaCy's English stop words: "A"), a legal word ("Law", "Act", "Code") or
+   generic institutional vocabulary ("Municipality", "Court") → dropped.
+
+Before all of these, such a common word right after "studied"/"degree in" is a field of study (TAB DEM:
+education, "studied Law at") → DEM.
+
+The "A. Background" that opens an enumerated section heading ("A. Background of the case", no final full stop)
+is dropped, whatever type NER gave it.
+Conversely, initials NER typed as a place or organisation ("E.H.") become PERSON (``initials_as_persons``).
+
+Letter names ("A, B and M"), initials (also when NER found them: "A.H.", "M."), titles, aliases and deny-list
+entries are never vetted: their evidence is structural. The decision uses only what is known when the text is processed (this text and the document's
+registry of earlier chunks), so streaming detection and whole-document processing agree on it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Iterable
+
+from .base import Detection
+from .gazetteer import TITLES, default_matcher, first_names
+from .grouping import DocumentEntities, _initial_of, _name_tokens, entity_form, normalize
+from .policy import GENERIC_ORG_WORDS, LEGAL_WORDS
+
+try:  # spaCy's English stop words (the lexeme attribute ``is_stop`` of en_core_web_* comes from this list)
+    from spacy.lang.en.stop_words import STOP_WORDS
+except ImportError:  # pragma: no cover - spaCy is a dependency
+    STOP_WORDS = frozenset()
+
+BARE_RECOGNIZERS = frozenset(("spacy_ner", "propagation"))
+OTHER_TYPES = ("ORG", "LOC", "MISC")
+_TITLE_WORDS = frozenset(t.lower() for t in TITLES)
+_LOCATIVE_BEFORE = re.compile(r"(?<![\w-])(?:in|In|near|Near|at|At)\s+$")
+_POSSESSIVE_AFTER = re.compile(r"^['’]s?\b")
+_UPPER = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ"
+_INITIALS_ONLY = re.compile(rf"(?:[{_UPPER}]\.\s?-?)+[{_UPPER}]?|(?![AI])[{_UPPER}]")  # "A.H.", "M.", "M" (not "A", "I")
+_ENUMERATED = re.compile(r"[A-Z]\.\s+[A-Z][a-z]+")  # "A. Background"
+_STUDY_BEFORE = re.compile(r"(?:\bstudied|\bstudying|\bstudies|\bdegree\s+in|\bdiploma\s+in|\bgraduated\s+in|"
+                           r"\b(?:Bachelor|Master|Doctor|Doctorate)s?\s+of|\bmajored\s+in|\bfaculty\s+of)\s+$", re.I)
+
+
+@dataclass
+class VetContext:
+    """What the document knows besides the text being vetted (built from the registry of earlier chunks)."""
+
+    person_words: set[str] = field(default_factory=set)  # name words of established persons (lower case)
+    other_forms: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # form -> (type, subtype)
+    longer: list[tuple[list[str], str, str | None]] = field(default_factory=list)  # multi-word non-PERSON forms
+
+    @classmethod
+    def from_registry(cls, entities: DocumentEntities | None) -> "VetContext":
+        ctx = cls()
+        if entities is None:
+            return ctx
+        for ent in entities.entities:
+            typ = ent["type"]
+            forms = ent.get("forms") or []
+            if typ == "PERSON":
+                titled = "title" in (ent.get("recognizers") or [])
+                for f in forms:
+                    toks = _name_tokens(f)
+                    if titled or len(toks) >= 2 and _first_is_given(toks[0]):
+                        ctx.person_words.update(t.rstrip(".") for t in toks if len(t.rstrip(".")) > 1)
+            elif typ in OTHER_TYPES or typ in ("DEM", "CODE"):
+                for f in forms:
+                    ctx.other_forms.setdefault(f, (typ, ent.get("subtype")))
+                    words = f.split()
+                    if typ in OTHER_TYPES and len(words) >= 2:
+                        ctx.longer.append((words, typ, ent.get("subtype")))
+        return ctx
+
+
+def _words(surface: str) -> list[str]:
+    return normalize(surface).split()
+
+
+
+
+def _is_heading(text: str, start: int, end: int) -> bool:
+    """The span is the "A. Background" that opens an enumerated section heading: it starts its line, and the line
+    is short and has no final full stop ("A. Background of the case", "B. Censorship of the applicant's mail")."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start : line_end if line_end >= 0 else len(text)].strip()
+    return (text[line_start:start].strip() == "" and bool(_ENUMERATED.fullmatch(text[start:end].strip()))
+            and len(line) <= 120 and not line.endswith((".", ";", ",")))
+
+
+def _first_is_given(tok: str) -> bool:
+    return tok.lower() in first_names() or _initial_of(tok) is not None
+
+
+def _is_anchored(surface: str, recognizer: str) -> bool:
+    """Evidence of a person of its own: a title, a known first name / initial before another name word, or
+    initials only ("A.H.", "M."; TAB counts initials as PERSON; a bare "A" or "I" is vetted as a word)."""
+    if recognizer not in BARE_RECOGNIZERS:
+        return True
+    if _INITIALS_ONLY.fullmatch(surface.strip()):
+        return True
+    toks = surface.split()
+    if not toks:
+        return False
+    if toks[0].rstrip(".").lower() in _TITLE_WORDS:
+        return True
+    if len(toks) == 1:
+        return len(toks[0]) > 2 and toks[0].lower() in first_names()  # a given name alone ("Cengiz")
+    return _first_is_given(toks[0])
+
+
+_INITIALS_STOP = frozenset(("U.S.", "U.K.", "E.U.", "U.N.", "A.S.", "S.A.", "P.M.", "A.M.", "E.G.", "I.E.", "S.P.A.",
+                            "N.V.", "B.V.", "A.Ş.", "S.R.L.", "D.C.", "U.S.A.", "U.S.S.R.", "S.R.O.", "D.O.O.", "A.D.", "B.C."))
+_INITIALS_PAIR = re.compile(rf"(?:[{_UPPER}]\.\s?-?){{2,}}")
+
+
+def initials_as_persons(text: str, dets: list[Detection]) -> list[Detection]:
+    """NER reads initials used as names ("E.H.", "A.H.") as GPE or ORG now and then; TAB counts initials as
+    PERSON. Two or more dotted capitals typed LOC/ORG/MISC by NER become PERSON (common abbreviations excepted)."""
+    out = []
+    for d in dets:
+        surface = text[d.start : d.end].strip()
+        if (d.recognizer == "spacy_ner" and d.type in OTHER_TYPES and _INITIALS_PAIR.fullmatch(surface)
+                and surface.replace(" ", "").upper() not in _INITIALS_STOP):
+            d = replace(d, type="PERSON", subtype="PERSON", rule=f"{d.rule}+vet:initials")
+        out.append(d)
+    return out
+
+
+class PersonVetter:
+    """Applies the rules of the module docstring to the PERSON candidates of one text."""
+
+    def __init__(self, confident: float = 0.75):
+        self.confident = confident
+        self._places = default_matcher()
+
+    def _is_place(self, surface: str) -> bool:
+        return any(s == 0 and e == len(surface) and entry.type == "LOC"
+                   for s, e, entry, _ in self._places.finditer(surface))
+
+    @staticmethod
+    def _common_word(word: str) -> bool:
+        w = word.lower()
+        return w in STOP_WORDS or w in GENERIC_ORG_WORDS or bool(LEGAL_WORDS.fullmatch(word))
+
+    def vet(self, text: str, dets: list[Detection], ctx: VetContext | None = None,
+            others: Iterable[Detection] = ()) -> list[Detection]:
+        """Return ``dets`` with bare PERSON candidates relabelled or dropped. ``others`` are further detections of
+        the same text (e.g. the first-round ones when vetting propagated mentions) used as document evidence."""
+        ctx = ctx or VetContext()
+        dets = initials_as_persons(text, dets)
+        pool = list(dets) + list(others)
+        if not any(d.recognizer in BARE_RECOGNIZERS for d in dets):
+            return dets
+        person_words = set(ctx.person_words)
+        other_forms = dict(ctx.other_forms)
+        longer = list(ctx.longer)
+        for d in pool:
+            surface = text[d.start : d.end]
+            if d.type == "PERSON" and _is_anchored(surface, d.recognizer) and d.score >= self.confident:
+                toks = _name_tokens(entity_form("PERSON", surface))
+                if d.recognizer == "title" or len(toks) >= 2 and _first_is_given(toks[0]):
+                    person_words.update(t.rstrip(".") for t in toks if len(t.rstrip(".")) > 1)
+            elif d.type in OTHER_TYPES + ("DEM", "CODE") and d.score >= self.confident:
+                form = entity_form(d.type, surface)
+                other_forms.setdefault(form, (d.type, d.subtype))
+                words = form.split()
+                if d.type in OTHER_TYPES and len(words) >= 2:
+                    longer.append((words, d.type, d.subtype))
+        out = []
+        for d in dets:
+            if d.recognizer in BARE_RECOGNIZERS and _is_heading(text, d.start, d.end):
+                continue  # "A. Background (of the case)": an enumerated section heading, of whatever NER type
+            if d.type != "PERSON" or _is_anchored(text[d.start : d.end], d.recognizer):
+                out.append(d)
+                continue
+            verdict = self._verdict(text, d, person_words, other_forms, longer)
+            if verdict is None:
+                out.append(d)
+            elif verdict[0] is not None:
+                typ, sub, why = verdict
+                out.append(replace(d, type=typ, subtype=sub, rule=f"{d.rule}+vet:{why}"))
+        return out
+
+    def _verdict(self, text: str, d: Detection, person_words: set[str], other_forms: dict, longer: list):
+        """None: keep as PERSON; (None, None, why): drop; (type, subtype, why): relabel."""
+        surface = text[d.start : d.end]
+        words = _words(surface)
+        if not words or any(w.strip(".") in person_words for w in words):
+            return None
+        single = len(words) == 1
+        if single and self._common_word(surface) and _STUDY_BEFORE.search(text[max(0, d.start - 24) : d.start]):
+            return "DEM", "EDUCATION", "field_of_study"  # "studied Law at"
+        # 1. places
+        if self._is_place(surface):
+            return "LOC", "GPE", "place"
+        if _LOCATIVE_BEFORE.search(text[max(0, d.start - 8) : d.start]) and not _POSSESSIVE_AFTER.match(text[d.end : d.end + 3]):
+            return "LOC", "GPE", "locative"
+        # 2. the same form is another entity of the document
+        form = " ".join(words)
+        if form in other_forms:
+            typ, sub = other_forms[form]
+            return typ, sub, "same_form"
+        # 3. inside a longer non-PERSON entity
+        n = len(words)
+        for lw, typ, sub in longer:
+            if len(lw) <= n:
+                continue
+            at = next((i for i in range(len(lw) - n + 1) if lw[i : i + n] == words), None)
+            if at is None:
+                continue
+            if single and LEGAL_WORDS.fullmatch(surface):
+                return None, None, "legal_word"
+            rest = [w for j, w in enumerate(lw) if not at <= j < at + n and w not in STOP_WORDS]
+            if at == 0 and rest and all(w in GENERIC_ORG_WORDS for w in rest) and not self._common_word(surface):
+                return "LOC", "GPE", "institution_place"
+            return typ, sub, "in_longer"
+        # 4. a common word
+        if single and self._common_word(surface):
+            return None, None, "common_word"
+        return None
