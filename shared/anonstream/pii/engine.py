@@ -12,11 +12,16 @@ Contract used by the pii stage and the embedded runner:
   new text; replaced spans carry ``surrogate`` (and ``text`` = the surrogate: raw PII does not leave the
   stage); spans left in clear for the swap stage have ``surrogate=None``.
 * ``detect_many`` / ``process_many`` batch spaCy with ``nlp.pipe``.
+* ``process_document(texts, entities, pseudonyms, namespace)`` — all chunks of one document, in order, one
+  registry: detects every chunk first, then applies, so an entity's masking decision is the same in all of them
+  (a name first masked in a later chunk is masked in the earlier ones too). ``process_many`` uses it when every
+  text has the same registry object.
 
 Pipeline per text: recognizers (spaCy NER, patterns, gazetteers, titles, initials, acronyms, deny list) →
 span refinement (merge.py) → allow list → vetting of bare PERSON candidates (vetting.py) → overlap resolution
 and mention propagation (merge.py) → grouping (grouping.py) → identifier typing per entity (policy.py; an
-entity's type only goes up, DIRECT > QUASI > NO_MASK) → operators (operators.py) on spans whose type is in
+entity's type only goes up, DIRECT > QUASI > NO_MASK) → masking consistency (consistency.py: every whole-word
+occurrence of a masked PERSON surface is masked) → operators (operators.py) on spans whose type is in
 ``mask_now_types`` and whose identifier type is not NO_MASK.
 """
 from __future__ import annotations
@@ -34,6 +39,7 @@ from .gazetteer import (
     AcronymRecognizer, GazetteerRecognizer, InitialsRecognizer, InstitutionRecognizer, LetterNameRecognizer,
     ListRecognizer, ProperPhraseRecognizer, RoleRecognizer, TitleRecognizer,
 )
+from .consistency import RECOGNIZER as CONSISTENCY, consistent_spans, record_masked_surfaces
 from .grouping import DocumentEntities, normalize
 from .keys import KeyRing
 from .merge import combine_adjacent, native_aliases, propagate_mentions, refine, resolve_overlaps
@@ -110,6 +116,7 @@ class PiiConfig:
     cardinals: bool = True  # counted quantities from NER CARDINAL + noun ("30 hearings")
     propagate: bool = True  # other occurrences of detected names in the document are mentions too
     vet_persons: bool = True  # bare PERSON candidates that are places/common words/parts of other entities (vetting.py)
+    consistent_masking: bool = True  # every whole-word occurrence of a masked PERSON surface is masked (consistency.py)
     policy: Any = "rules"  # "rules" | "voting" | {"kind": "voting", "k": 3} | {RulePolicy options}
     # Types whose mentions are replaced now (the rest stay in clear for the swap stage).
     mask_now_types: tuple[str, ...] = ("PERSON", "CODE")
@@ -248,9 +255,17 @@ class PiiEngine:
             )
         return spans
 
+    def make_consistent(self, text: str, spans: list[EntitySpan], entities: DocumentEntities) -> list[EntitySpan]:
+        """Record this text's masked PERSON surfaces on their entities, then mask every whole-word occurrence of
+        the document's masked PERSON surfaces in ``text`` (consistency.py)."""
+        if not self.config.consistent_masking:
+            return spans
+        record_masked_surfaces(text, spans, entities, self.masks_now)
+        return consistent_spans(text, spans, entities, self.masks_now)
+
     def _spans(self, text: str, doc: Any, entities: DocumentEntities) -> list[EntitySpan]:
         dets = self.detections(text, doc, _known_forms(entities), entities)
-        return self._to_spans(text, dets, entities)
+        return self.make_consistent(text, self._to_spans(text, dets, entities), entities)
 
     def detect(self, text: str, entities: DocumentEntities) -> list[EntitySpan]:
         return self._spans(text, self.nlp(text), entities)
@@ -269,12 +284,17 @@ class PiiEngine:
         (Contains the mention text: for debugging on test data, never for logs.)"""
         doc = self.nlp(text)
         dets = self.detections(text, doc, _known_forms(entities), entities)
-        spans = self._to_spans(text, dets, entities)
+        by_offsets = {(d.start, d.end): d for d in dets}
+        spans = self.make_consistent(text, self._to_spans(text, dets, entities), entities)
         out = []
-        for d, s in zip(dets, spans):
+        for s in spans:
             ent = entities.by_id(s.entity_id) or {}
+            d = by_offsets.get((s.start, s.end))
+            trace = d.trace() if d is not None and s.recognizer != CONSISTENCY else {
+                "recognizer": s.recognizer.split("/")[0], "rule": s.recognizer.split("/")[-1], "score": s.score,
+                "context": []}
             out.append({"start": s.start, "end": s.end, "text": s.text, "type": s.type, "subtype": s.subtype,
-                        "identifier_type": s.identifier_type, "entity_id": s.entity_id, **d.trace(),
+                        "identifier_type": s.identifier_type, "entity_id": s.entity_id, **trace,
                         "policy": self.policy.trace(ent, entities) if ent else None})
         return out
 
@@ -325,9 +345,30 @@ class PiiEngine:
                 namespace: str = "default") -> tuple[str, list[EntitySpan]]:
         return self.apply(text, self.detect(text, entities), entities, pseudonyms, namespace)
 
+    def process_document(self, texts: Iterable[str], entities: DocumentEntities, pseudonyms: PseudonymStore,
+                         namespace: str = "default") -> list[tuple[str, list[EntitySpan]]]:
+        """All chunks of one document, in order, with its registry: detect every chunk (each sees the entities
+        of the earlier ones), then a document-level second pass — every span takes its entity's final
+        identifier type (types only go up) and every chunk is made consistent with the masked PERSON surfaces
+        of the whole document (a name first masked in a later chunk is masked in the earlier ones) — then apply."""
+        texts = list(texts)
+        detected = self.detect_many(texts, [entities] * len(texts))
+        out = []
+        for text, spans in zip(texts, detected):
+            for s in spans:
+                ent = entities.by_id(s.entity_id)
+                if ent is not None and ent.get("identifier_type"):
+                    s.identifier_type = rank_max(s.identifier_type, ent["identifier_type"])
+            out.append(self.apply(text, self.make_consistent(text, spans, entities), entities, pseudonyms, namespace))
+        return out
+
     def process_many(self, texts: Iterable[str], entities: Iterable[DocumentEntities], pseudonyms: PseudonymStore,
                      namespace: str = "default") -> list[tuple[str, list[EntitySpan]]]:
+        """Texts with their registries. When every text has the same registry object the texts are the chunks of
+        one document, in order, and go through ``process_document``; otherwise each is processed on its own."""
         texts = list(texts)
         entities = list(entities)
+        if len(texts) > 1 and all(e is entities[0] for e in entities):
+            return self.process_document(texts, entities[0], pseudonyms, namespace)
         detected = self.detect_many(texts, entities)
         return [self.apply(t, s, e, pseudonyms, namespace) for t, s, e in zip(texts, detected, entities)]

@@ -74,6 +74,7 @@ class DocumentEntities:
     def __init__(self, doc_id: str = "", context: dict[str, Any] | None = None):
         self.doc_id = doc_id
         # entity: {id, type, subtype, key, forms, count, identifier_type, first_seen, last_seen, country, recognizers}
+        # (+ PERSON: masked_surfaces, the raw surfaces of its masked mentions, set by the engine: consistency.py)
         self.entities: list[dict[str, Any]] = []
         self.context: dict[str, Any] = dict(context or {})  # e.g. {"country_counts": {"POL": 3}}
         self.mentions_seen = 0

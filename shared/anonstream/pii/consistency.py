@@ -1,0 +1,115 @@
+"""Per-entity masking consistency: once a PERSON is masked, it is masked everywhere in the document.
+
+The registry (``DocumentEntities``) records, per PERSON entity, the surface forms of its masked mentions
+(``masked_surfaces``: "Mr Cengiz Polat", "Polat", "M"). ``consistent_spans`` then makes every whole-word,
+case-sensitive occurrence of any of them in a text a masked PERSON mention of that entity, whatever the
+recognizers said there: not detected at all ("dissimilarities between M and her husband"), detected with
+another type ("S." read as an ORG), or inside a longer entity that is not masked now ("Polat Holding"). Privacy
+first: in the last case the longer span is split around the mask and its pieces keep their entity and type.
+
+Called on each text as it is detected (forms from earlier chunks and from this text), and again on every chunk
+of a document once all of them are detected (``PiiEngine.process_document``), so that a name first masked in a
+later chunk is masked in the earlier ones too.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any, Callable
+
+from ..records import EntitySpan
+from .grouping import DocumentEntities
+
+RECOGNIZER = "consistency/same_surface"
+_FUNCTION_WORDS = frozenset(("the", "a", "an", "of", "and", "or", "for", "in", "on", "at", "to", "by", "with", "from", "s"))
+
+
+def record_masked_surfaces(text: str, spans: list[EntitySpan], entities: DocumentEntities,
+                           masks: Callable[[EntitySpan], bool]) -> None:
+    """Remember the raw surface of every masked PERSON mention on its entity (``masked_surfaces``)."""
+    for s in spans:
+        if s.type != "PERSON" or not masks(s):
+            continue
+        ent = entities.by_id(s.entity_id)
+        if ent is None:
+            continue
+        surface = text[s.start : s.end].strip()
+        if surface and surface not in ent.setdefault("masked_surfaces", []):
+            ent["masked_surfaces"].append(surface)
+
+
+def masked_forms(entities: DocumentEntities) -> dict[str, dict[str, Any]]:
+    """Surface -> PERSON entity, over the document's masked surfaces (the latest-seen entity wins a tie)."""
+    out: dict[str, dict[str, Any]] = {}
+    for ent in sorted(entities.entities, key=lambda e: e.get("last_seen", 0)):
+        if ent["type"] != "PERSON" or ent.get("identifier_type") == "NO_MASK":
+            continue
+        for surface in ent.get("masked_surfaces") or ():
+            out[surface] = ent
+    return out
+
+
+def _piece(span: EntitySpan, text: str, start: int, end: int) -> EntitySpan | None:
+    """The part [start, end) of ``span``, without surrounding spaces (punctuation stays: "BG Bank A/" keeps
+    the slash of "A/S" covered); None when no word or only function words are left ("The" of "E.H. The")."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    words = re.findall(r"\w+", text[start:end])
+    if not words or all(w.lower() in _FUNCTION_WORDS for w in words):
+        return None
+    return replace(span, start=start, end=end, text=text[start:end], surrogate=None)
+
+
+def consistent_spans(text: str, spans: list[EntitySpan], entities: DocumentEntities,
+                     masks: Callable[[EntitySpan], bool]) -> list[EntitySpan]:
+    """Add a masked PERSON span for every uncovered whole-word occurrence of a masked surface (see module
+    docstring); spans it overlaps that are not masked are split around it. Returns spans sorted by start."""
+    forms = masked_forms(entities)
+    if not forms:
+        return spans
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)) + r")(?!\w)")
+    masked = sorted((s.start, s.end) for s in spans if masks(s))
+    new: list[tuple[int, int, dict[str, Any]]] = []
+    for m in pattern.finditer(text):
+        # the parts of the occurrence no masked span covers yet
+        pos, gaps = m.start(), []
+        for ms, me in masked:
+            if me <= pos or ms >= m.end():
+                continue
+            if ms > pos:
+                gaps.append((pos, ms))
+            pos = max(pos, me)
+        if pos < m.end():
+            gaps.append((pos, m.end()))
+        for gs, ge in gaps:
+            while gs < ge and text[gs].isspace():
+                gs += 1
+            while ge > gs and text[ge - 1].isspace():
+                ge -= 1
+            if re.search(r"\w", text[gs:ge]):
+                new.append((gs, ge, forms[m.group(0)]))
+    if not new:
+        return spans
+    out: list[EntitySpan] = []
+    for s in spans:
+        hits = [(a, b) for a, b, _ in new if a < s.end and s.start < b]
+        if not hits or masks(s):
+            out.append(s)
+            continue
+        cursor = s.start
+        for a, b in sorted(hits):  # split the unmasked span around the new masks
+            if a > cursor:
+                piece = _piece(s, text, cursor, a)
+                if piece is not None:
+                    out.append(piece)
+            cursor = max(cursor, b)
+        if cursor < s.end:
+            piece = _piece(s, text, cursor, s.end)
+            if piece is not None:
+                out.append(piece)
+    for a, b, ent in new:
+        out.append(EntitySpan(start=a, end=b, type="PERSON", identifier_type=ent.get("identifier_type") or "QUASI",
+                              entity_id=ent["id"], text=text[a:b], subtype="PERSON", recognizer=RECOGNIZER, score=0.8))
+    return sorted(out, key=lambda s: (s.start, s.end))
