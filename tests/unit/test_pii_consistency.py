@@ -176,6 +176,21 @@ def test_occurrence_inside_a_longer_entity_is_masked_and_the_span_split(engine):
         assert new[x.start : x.end] == (x.surrogate if x.surrogate is not None else x.text)
 
 
+def test_partly_masked_occurrence_is_masked_as_one_span_and_no_fragment_becomes_a_surface(engine):
+    registry = DocumentEntities("d")
+    ent = registry.resolve("PERSON", "Constable Bolte", "PERSON", "spacy_ner")
+    ent["identifier_type"] = "DIRECT"
+    ent["masked_surfaces"] = ["Constable Bolte"]
+    text = "Police Constable Bolte grabbed her arm."
+    s = text.index("Bolte")
+    spans = [EntitySpan(s, s + 5, "PERSON", "DIRECT", ent["id"], "Bolte", subtype="PERSON")]
+    out = engine.make_consistent(text, spans, registry)
+    assert [(text[x.start : x.end], x.type) for x in out] == [("Constable Bolte", "PERSON")]
+    assert ent["masked_surfaces"] == ["Constable Bolte", "Bolte"]  # "Constable" alone is not a surface
+    new, _ = engine.apply(text, out, registry, InMemoryPseudonymStore())
+    assert new == "Police [PERSON_1] grabbed her arm."
+
+
 def test_process_many_with_separate_registries_is_per_text(engine):
     texts = ["The co-defendant M appealed.", "Between M and her husband there were differences."]
     results = engine.process_many(texts, [DocumentEntities("a"), DocumentEntities("b")], InMemoryPseudonymStore())

@@ -26,9 +26,10 @@ _FUNCTION_WORDS = frozenset(("the", "a", "an", "of", "and", "or", "for", "in", "
 
 def record_masked_surfaces(text: str, spans: list[EntitySpan], entities: DocumentEntities,
                            masks: Callable[[EntitySpan], bool]) -> None:
-    """Remember the raw surface of every masked PERSON mention on its entity (``masked_surfaces``)."""
+    """Remember the raw surface of every masked PERSON mention on its entity (``masked_surfaces``). Mentions the
+    consistency pass added are not recorded: they only repeat known surfaces (or join one to a masked span)."""
     for s in spans:
-        if s.type != "PERSON" or not masks(s):
+        if s.type != "PERSON" or not masks(s) or s.recognizer == RECOGNIZER:
             continue
         ent = entities.by_id(s.entity_id)
         if ent is None:
@@ -64,40 +65,36 @@ def _piece(span: EntitySpan, text: str, start: int, end: int) -> EntitySpan | No
 
 def consistent_spans(text: str, spans: list[EntitySpan], entities: DocumentEntities,
                      masks: Callable[[EntitySpan], bool]) -> list[EntitySpan]:
-    """Add a masked PERSON span for every uncovered whole-word occurrence of a masked surface (see module
-    docstring); spans it overlaps that are not masked are split around it. Returns spans sorted by start."""
+    """Add a masked PERSON span for every whole-word occurrence of a masked surface that no masked span covers
+    (see module docstring). An occurrence partly covered by masked spans ("Constable Bolte" where only "Bolte"
+    is masked) becomes one span over their union, so no fragment of a name becomes a surface of its own; spans
+    it overlaps that are not masked are split around it. Returns spans sorted by start."""
     forms = masked_forms(entities)
     if not forms:
         return spans
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)) + r")(?!\w)")
-    masked = sorted((s.start, s.end) for s in spans if masks(s))
-    new: list[tuple[int, int, dict[str, Any]]] = []
+    masked = sorted((s for s in spans if masks(s)), key=lambda s: s.start)
+    new: list[list[Any]] = []  # [start, end, entity]
     for m in pattern.finditer(text):
-        # the parts of the occurrence no masked span covers yet
-        pos, gaps = m.start(), []
-        for ms, me in masked:
-            if me <= pos or ms >= m.end():
-                continue
-            if ms > pos:
-                gaps.append((pos, ms))
-            pos = max(pos, me)
-        if pos < m.end():
-            gaps.append((pos, m.end()))
-        for gs, ge in gaps:
-            while gs < ge and text[gs].isspace():
-                gs += 1
-            while ge > gs and text[ge - 1].isspace():
-                ge -= 1
-            if re.search(r"\w", text[gs:ge]):
-                new.append((gs, ge, forms[m.group(0)]))
+        over = [s for s in masked if s.start < m.end() and m.start() < s.end]
+        if any(s.start <= m.start() and m.end() <= s.end for s in over):
+            continue  # already masked
+        start = min([m.start()] + [s.start for s in over])
+        end = max([m.end()] + [s.end for s in over])
+        if new and start < new[-1][1]:  # overlaps the previous one (through a shared masked span): merge
+            new[-1][1] = max(new[-1][1], end)
+        else:
+            new.append([start, end, forms[m.group(0)]])
     if not new:
         return spans
     out: list[EntitySpan] = []
     for s in spans:
         hits = [(a, b) for a, b, _ in new if a < s.end and s.start < b]
-        if not hits or masks(s):
+        if not hits:
             out.append(s)
             continue
+        if masks(s):
+            continue  # a masked span partly covered by an occurrence: replaced by the union
         cursor = s.start
         for a, b in sorted(hits):  # split the unmasked span around the new masks
             if a > cursor:
