@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .. import contracts, serde, topics
+from ..records import Chunk
 from ..topics import Topic
 
 log = logging.getLogger(__name__)
@@ -80,8 +81,11 @@ class Stage(ABC):
         (e.g. forgetting a reassembled document). Default: nothing."""
 
 
-class StageFailed(RuntimeError):
-    """Processing raised for this record (the class and message of the cause are kept)."""
+class ChunkStage(Stage):
+    """A stage whose inputs are chunk records."""
+
+    def decode(self, topic: Topic, obj: dict[str, Any]) -> Chunk:
+        return Chunk.from_wire(obj)
 
 
 def dead_letter(stage: Stage, message: InputMessage, error: BaseException) -> Emit:

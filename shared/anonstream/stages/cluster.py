@@ -8,7 +8,6 @@ batches it did so (``registry_unavailable``), for the service's metrics.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any, Sequence
 
 import numpy as np
@@ -18,7 +17,7 @@ from ..mixture.em import fit_mixture
 from ..mixture.model import SphericalMixture
 from ..records import Chunk
 from ..stores.base import ModelRegistry, StoreUnavailable
-from .base import Emit, Stage
+from .base import ChunkStage, Emit
 from .ingest import chunk_emit
 
 log = logging.getLogger(__name__)
@@ -58,7 +57,7 @@ def model_update_emit(event: dict[str, Any]) -> Emit:
     return Emit(topics.MODEL_UPDATES, key, key, event)
 
 
-class ClusterStage(Stage):
+class ClusterStage(ChunkStage):
     name = "cluster"
     version = "1"
     inputs = (topics.CHUNKS_EMBEDDED,)
@@ -73,8 +72,6 @@ class ClusterStage(Stage):
         self.registry_unavailable = 0
         self.hot_swaps = 0
 
-    def decode(self, topic, obj: dict[str, Any]) -> Chunk:
-        return Chunk.from_wire(obj)
 
     def metrics(self) -> dict[str, Any]:
         return {"model_version": self.model_version, "hot_swaps": self.hot_swaps,

@@ -6,11 +6,11 @@ from typing import Any, Sequence
 from .. import topics
 from ..embedding import Embedder
 from ..records import Chunk
-from .base import Emit, Stage
+from .base import ChunkStage, Emit
 from .ingest import chunk_emit
 
 
-class EmbedStage(Stage):
+class EmbedStage(ChunkStage):
     name = "embed"
     version = "1"
     inputs = (topics.CHUNKS_PII,)
@@ -18,8 +18,6 @@ class EmbedStage(Stage):
     def __init__(self, embedder: Embedder):
         self.embedder = embedder
 
-    def decode(self, topic, obj: dict[str, Any]) -> Chunk:
-        return Chunk.from_wire(obj)
 
     def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
         chunks = [chunk for _, chunk in items]

@@ -14,11 +14,11 @@ from .. import topics
 from ..pii.engine import DocumentEntities, PiiEngine, PseudonymStore
 from ..records import Chunk
 from ..stores.base import DocumentStateStore
-from .base import Emit, Stage
+from .base import ChunkStage, Emit
 from .ingest import chunk_emit
 
 
-class PiiStage(Stage):
+class PiiStage(ChunkStage):
     name = "pii"
     version = "1"
     inputs = (topics.CHUNKS,)
@@ -30,8 +30,6 @@ class PiiStage(Stage):
         self.states = states
         self.namespace = namespace
 
-    def decode(self, topic, obj: dict[str, Any]) -> Chunk:
-        return Chunk.from_wire(obj)
 
     def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
         waiting: dict[str, dict[str, Any]] = {}

@@ -18,7 +18,7 @@ from .. import topics
 from ..mixture.model import SphericalMixture
 from ..records import Chunk
 from ..stores.base import ModelRegistry, Reservoir
-from .base import Emit, Stage
+from .base import ChunkStage, Emit
 from .cluster import fit_checked, model_info, model_update_emit
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ class Refitter:
         return {**info, "version": version}
 
 
-class RefitStage(Stage):
+class RefitStage(ChunkStage):
     """refit as a stage: every embedded chunk feeds the reservoir; ``tick`` refits when due."""
 
     name = "refit"
@@ -117,8 +117,6 @@ class RefitStage(Stage):
     def __init__(self, refitter: Refitter):
         self.refitter = refitter
 
-    def decode(self, topic, obj: dict[str, Any]) -> Chunk:
-        return Chunk.from_wire(obj)
 
     def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
         self.refitter.observe([chunk for _, chunk in items])

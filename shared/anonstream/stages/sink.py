@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from .. import serde, topics
 from ..records import Chunk
 from ..stores.base import PendingChunks
-from .base import Emit, Stage
+from .base import ChunkStage, Emit
 
 
 def fingerprint(lineage: dict[str, str]) -> str:
@@ -30,7 +30,7 @@ def fingerprint(lineage: dict[str, str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-class SinkStage(Stage):
+class SinkStage(ChunkStage):
     name = "sink"
     version = "1"
     inputs = (topics.CHUNKS_SANITIZED,)
@@ -40,8 +40,6 @@ class SinkStage(Stage):
         self.max_wait_s = max_wait_s
         self.clock = clock
 
-    def decode(self, topic, obj: dict[str, Any]) -> Chunk:
-        return Chunk.from_wire(obj)
 
     def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
         out: list[list[Emit] | Exception] = []

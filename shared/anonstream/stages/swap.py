@@ -14,11 +14,11 @@ from typing import Any, Sequence
 from .. import topics
 from ..records import Chunk
 from ..swap import SwapOutput, SwapProcessor
-from .base import Emit, Stage
+from .base import ChunkStage, Emit
 from .ingest import chunk_emit
 
 
-class SwapStage(Stage):
+class SwapStage(ChunkStage):
     name = "swap"
     version = "1"
     inputs = (topics.CHUNKS_CLUSTERED,)
@@ -29,8 +29,6 @@ class SwapStage(Stage):
         self._recovered = False
         self.counts: dict[str, int] = {}
 
-    def decode(self, topic, obj: dict[str, Any]) -> Chunk:
-        return Chunk.from_wire(obj)
 
     def _emits(self, out: SwapOutput) -> list[Emit]:
         self._tokens += out.tokens
