@@ -45,7 +45,7 @@ def _embed(args: argparse.Namespace) -> int:
     texts = [c.text for d in tqdm(documents, desc="chunking", unit="doc", disable=args.quiet)
              for c in ingest.chunks(d)]
     embedder = Embedder(args.model or settings.embed_model, settings.embed_batch)
-    step = max(1, settings.embed_batch * 4)
+    step = max(1, settings.embed_window)
     parts = [embedder.encode(texts[i:i + step])
              for i in tqdm(range(0, len(texts), step), desc="embedding", unit="batch", disable=args.quiet)]
     X = np.concatenate(parts) if parts else np.empty((0, embedder.dim), dtype=np.float32)

@@ -11,8 +11,9 @@
 | ANONSTREAM_CHUNK_MAX_SENTENCES | 8 | ... or this many sentences |
 | ANONSTREAM_SPACY_MODEL | (resolved) | spaCy pipeline name or path for the pii stage |
 | ANONSTREAM_EMBED_MODEL | all-MiniLM-L6-v2 | sentence-transformers model name or path |
-| ANONSTREAM_EMBED_BATCH | 64 | embedding batch size |
-| ANONSTREAM_EMBED_MAX_WAIT_MS | 200 | longest wait to fill an embedding batch |
+| ANONSTREAM_EMBED_BATCH | 16 | model batch size (texts per forward pass) |
+| ANONSTREAM_EMBED_WINDOW | 128 | records per embed call; the encoder sorts a window by length before cutting model batches, which saves padding |
+| ANONSTREAM_EMBED_MAX_WAIT_MS | 200 | longest wait to fill an embedding window |
 | ANONSTREAM_MIXTURE_FAMILY | pkb | pkb or scauchy |
 | ANONSTREAM_MIXTURE_K | 8 | components of the mixture |
 | ANONSTREAM_MIXTURE_MIN_WEIGHT | 0.001 | lower bound ε on mixture weights |
@@ -51,7 +52,8 @@ class Settings:
     chunk_max_sentences: int = field(default_factory=lambda: int(_env("CHUNK_MAX_SENTENCES", "8")))
     spacy_model: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_SPACY_MODEL"))
     embed_model: str = field(default_factory=lambda: _env("EMBED_MODEL", "all-MiniLM-L6-v2"))
-    embed_batch: int = field(default_factory=lambda: int(_env("EMBED_BATCH", "64")))
+    embed_batch: int = field(default_factory=lambda: int(_env("EMBED_BATCH", "16")))
+    embed_window: int = field(default_factory=lambda: int(_env("EMBED_WINDOW", "128")))
     embed_max_wait_ms: int = field(default_factory=lambda: int(_env("EMBED_MAX_WAIT_MS", "200")))
     mixture_family: str = field(default_factory=lambda: _env("MIXTURE_FAMILY", "pkb"))
     mixture_k: int = field(default_factory=lambda: int(_env("MIXTURE_K", "8")))

@@ -114,9 +114,9 @@ class StageService:
         return {"transactional_id": f"{self.settings.topic_prefix}.{self.stage.name}.{self.settings.instance}"}
 
     def _batch_policy(self) -> tuple[int, float]:
-        """(max records, max wait in s) of a batch: the embed stage batches for its model call."""
+        """(max records, max wait in s) of a batch: the embed stage fills a window for its model."""
         if self.stage.name == "embed":
-            return self.settings.embed_batch, self.settings.embed_max_wait_ms / 1000
+            return self.settings.embed_window, self.settings.embed_max_wait_ms / 1000
         return DEFAULT_BATCH, DEFAULT_MAX_WAIT_MS / 1000
 
     async def _poll_batch(self, consumer) -> dict:
