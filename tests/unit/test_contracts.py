@@ -46,3 +46,23 @@ def test_document_rejects_empty_text_and_unknown_fields():
     for bad in ({"doc_id": "a", "text": ""}, {"doc_id": "a", "text": "x", "other": 1}, {"text": "x"}):
         with pytest.raises(contracts.RecordInvalid):
             contracts.validate("document.v1.json", bad)
+
+
+def test_the_vector_rule_is_exactly_an_array_of_numbers():
+    """contracts.validate skips walking float vectors on the strength of this rule: if the schema
+    ever says more about the vector, the shortcut must be revisited."""
+    schema = contracts.validator("chunk.v1.json").schema
+    assert schema["$defs"]["embedding"]["properties"]["vector"] == {"type": "array", "items": {"type": "number"}}
+
+
+def _embedded(vector, dim=3) -> dict:
+    return _chunk(embedding={"model": "m", "dim": dim, "vector": vector})
+
+
+def test_vectors_are_checked_for_type_length_and_finiteness():
+    contracts.validate("chunk-embedded.v1.json", _embedded([0.1, 0.2, 0.3]))
+    contracts.validate("chunk-embedded.v1.json", _embedded([0, 1, 0]))  # ints take the full schema walk
+    cases = {"type": [0.1, "x", 0.3], "length != dim": [0.1, 0.2], "not finite": [0.1, float("nan"), 0.3]}
+    for expected, vector in cases.items():
+        with pytest.raises(contracts.RecordInvalid, match=expected):
+            contracts.validate("chunk-embedded.v1.json", _embedded(vector))
