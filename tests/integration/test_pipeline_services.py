@@ -86,13 +86,7 @@ def services(service_env: dict[str, str], tmp_path_factory):
 
 
 def _settings(env: dict[str, str]) -> Settings:
-    saved = dict(os.environ)
-    os.environ.update(env)
-    try:
-        return Settings()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    return Settings(bootstrap=env["ANONSTREAM_BOOTSTRAP"], topic_prefix=env["ANONSTREAM_TOPIC_PREFIX"])
 
 
 async def _produce(settings: Settings, documents: list[dict]) -> None:

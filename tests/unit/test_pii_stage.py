@@ -37,3 +37,10 @@ def test_waits_for_every_chunk_then_masks_the_document_consistently(engine):
     assert states.get("d1") is not None  # kept until the outputs are acknowledged
     stage.after_produced(emits)
     assert states.get("d1") is None
+
+
+def test_a_redelivered_chunk_in_the_same_batch_does_not_emit_the_document_twice(engine):
+    stage = PiiStage(engine, InMemoryPseudonymStore(), InMemoryDocumentState())
+    c0, c1, c2 = _chunks("d2")
+    results = stage.process([(None, c0), (None, c1), (None, c2), (None, c2), (None, c0)])
+    assert [len(r) for r in results] == [0, 0, 3, 0, 0]

@@ -36,6 +36,9 @@ class PiiStage(ChunkStage):
         out: list[list[Emit] | Exception] = []
         for _, chunk in items:
             state = waiting.get(chunk.doc_id) or self.states.get(chunk.doc_id) or {"chunks": {}}
+            if state.get("complete"):  # a re-delivered chunk of a document done in this batch
+                out.append([])
+                continue
             state["chunks"][str(chunk.chunk_index)] = chunk.to_wire()
             waiting[chunk.doc_id] = state
             if len(state["chunks"]) < chunk.chunk_count:

@@ -39,18 +39,25 @@ class SinkStage(ChunkStage):
         self.pending = pending
         self.max_wait_s = max_wait_s
         self.clock = clock
+        # Documents emitted but not yet acknowledged: after a crash every re-delivered chunk of a
+        # complete document finds all its chunks stored, and must not emit the document again.
+        self._unacknowledged: set[tuple[str, str]] = set()
 
 
     def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
         out: list[list[Emit] | Exception] = []
         for _, chunk in items:
             fp = fingerprint(chunk.lineage)
-            if self.pending.was_emitted(chunk.doc_id, fp):
+            if (chunk.doc_id, fp) in self._unacknowledged or self.pending.was_emitted(chunk.doc_id, fp):
                 out.append([])
                 continue
             stored = self.pending.add(chunk.doc_id, chunk.chunk_index, chunk.chunk_count, chunk.to_wire(),
                                       self.clock())
-            out.append([self._document(chunk.doc_id, fp)] if stored == chunk.chunk_count else [])
+            if stored < chunk.chunk_count:
+                out.append([])
+                continue
+            self._unacknowledged.add((chunk.doc_id, fp))
+            out.append([self._document(chunk.doc_id, fp)])
         return out
 
     def _document(self, doc_id: str, fp: str) -> Emit:
@@ -93,7 +100,9 @@ class SinkStage(ChunkStage):
     def after_produced(self, emits: Sequence[Emit]) -> None:
         for emit in emits:
             if emit.topic is topics.SANITIZED:
-                self.pending.mark_emitted(emit.value["doc_id"], emit.key.rsplit("|", 1)[1])
+                doc_id, fp = emit.key.rsplit("|", 1)
+                self.pending.mark_emitted(doc_id, fp)
+                self._unacknowledged.discard((doc_id, fp))
             elif emit.topic is topics.DEAD_LETTER and emit.value["error_class"] == "IncompleteDocument":
                 doc_id, fp, _ = emit.key.rsplit("|", 2)
                 self.pending.mark_emitted(doc_id, fp)
