@@ -60,3 +60,11 @@ def test_an_incomplete_document_is_dead_lettered_after_the_bounded_wait_not_drop
     assert [c["chunk_index"] for c in held] == [0, 2]
     sink.after_produced([dead])
     assert sink.tick(2000.0) == [] and pending.take("d1") == []
+
+
+def test_end_of_input_dead_letters_every_incomplete_document():
+    sink = SinkStage(InMemoryPendingChunks(), max_wait_s=3600)
+    c0, c1, _ = _chunks()
+    sink.process([(None, c0), (None, c1)])
+    (dead,) = sink.drain()
+    assert dead.value["error_class"] == "IncompleteDocument" and dead.value["error_message"].startswith("2 of 3")

@@ -82,6 +82,11 @@ class SinkStage(ChunkStage):
     def tick(self, now: float) -> list[Emit]:
         return [self._incomplete(doc_id, now) for doc_id in self.pending.overdue(now - self.max_wait_s)]
 
+    def drain(self) -> list[Emit]:
+        """End of input: every document still incomplete is dead-lettered with what arrived."""
+        now = self.clock()
+        return [self._incomplete(doc_id, now) for doc_id in self.pending.overdue(float("inf"))]
+
     def _incomplete(self, doc_id: str, now: float) -> Emit:
         chunks = self.pending.take(doc_id)
         expected = chunks[0]["chunk_count"] if chunks else 0
