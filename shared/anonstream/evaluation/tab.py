@@ -27,7 +27,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 _WORD = re.compile(r"\w+")
 _IGNORE_CHARS = set(" ,.-;:/&()[]–'\"’“”")

@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from .gazetteer import EXTRA_DEMONYMS, country_data
+from .gazetteer import country_data
 
 CONTACT_SUBTYPES = frozenset(("EMAIL", "PHONE", "IBAN", "CARD", "IP", "URL"))
 
