@@ -138,9 +138,12 @@ class StageService:
         if not emits:
             return
         futures = []
+        partitions_of: dict[str, list[int]] = {}  # one metadata lookup per topic, not per record
         for emit in emits:
             name = topics.name(emit.topic, self.settings.topic_prefix)
-            partitions = sorted(await producer.partitions_for(name))
+            if name not in partitions_of:
+                partitions_of[name] = sorted(await producer.partitions_for(name))
+            partitions = partitions_of[name]
             futures.append(await producer.send(
                 name, serde.dumps(emit.value), key=emit.key.encode(),
                 partition=self.partitioner(emit.partition_key, partitions)))
