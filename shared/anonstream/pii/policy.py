@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from .gazetteer import country_data
+from .gazetteer import city_population, country_data
 
 CONTACT_SUBTYPES = frozenset(("EMAIL", "PHONE", "IBAN", "CARD", "IP", "URL"))
 
@@ -45,7 +45,8 @@ cabinet senate republic kingdom state's states government's federation union cen
 governor governor's governorship prefecture prefect mayor mayor's town hall land registry land tax revenue customs
 leave committee's appeals' penitentiary enforcement bailiff bailiff's bailiffs office. legal aid
 second third fourth fifth sixth seventh eighth ninth tenth former new old to
-agent agents co-agent adviser advisers delegate delegates series counsel
+agent agents co-agent adviser advisers delegate delegates series counsel execution enforcement lands surveys
+remand centre center prison prisons detention
 """.split())
 
 LEGAL_WORDS = re.compile(
@@ -122,7 +123,8 @@ class IdentifierPolicy(ABC):
 # Features
 # ---------------------------------------------------------------------------------------------
 def _words(form: str) -> list[str]:
-    return re.findall(r"[\w'’-]+", form.lower())
+    # "İ".lower() is "i" + a combining dot, which \w does not match: fold it to "i" first
+    return re.findall(r"[\w'’-]+", form.lower().replace("i\u0307", "i"))
 
 
 def is_generic_org(forms: Iterable[str], dominant: str | None) -> bool:
@@ -137,6 +139,20 @@ def is_generic_org(forms: Iterable[str], dominant: str | None) -> bool:
                 continue
             return False
     return True
+
+
+def named_after_large_city(form: str, min_population: int) -> bool:
+    """``form`` is a city of at least ``min_population`` inhabitants ("İstanbul"), or an institution named by
+    one and otherwise generic ("İstanbul State Security Court", "Warsaw Regional Court (Sąd Okręgowy)"):
+    such a mention places its subject among millions. Parenthesized glosses are ignored."""
+    form = re.sub(r"\s*\([^)]*\)?", " ", form).strip()
+    if (pop := city_population(form)) is not None:
+        return pop >= min_population
+    place = [w for w in _words(form) if w not in GENERIC_ORG_WORDS]
+    if not place or len(place) == len(_words(form)):
+        return False
+    pop = city_population(" ".join(place))
+    return pop is not None and pop >= min_population
 
 
 def is_background_country(forms: Iterable[str], dominant: str | None) -> bool:
@@ -185,6 +201,10 @@ class RulePolicy(IdentifierPolicy):
     vague_time_no_mask: bool = True
     court_bodies_no_mask: bool = True
     full_name_direct: bool = True
+    # a large city, or an institution named after one, is no quasi-identifier in TAB's annotations (TAB train
+    # first 100: ≥ 1M inhabitants 84 % NO_MASK mentions, < 100k 16 %)
+    large_city_no_mask: bool = True
+    large_city_population: int = 1_000_000
     # the background country needs at least two state-actor mentions ("Polish Government", "Republic of
     # Poland": weight 10 each); in a biography the subject's own nationality is no background
     background_min_weight: int = 20
@@ -209,6 +229,9 @@ class RulePolicy(IdentifierPolicy):
         if t in ("ORG", "LOC", "DEM") and self.background_country_no_mask and is_background_country(forms, dominant):
             return "NO_MASK"
         if t in ("ORG", "MISC") and self.generic_org_no_mask and is_generic_org(forms, dominant):
+            return "NO_MASK"
+        if t in ("ORG", "LOC", "MISC") and self.large_city_no_mask and all(
+                named_after_large_city(f, self.large_city_population) for f in forms):
             return "NO_MASK"
         if t == "DATETIME" and self.vague_time_no_mask and is_vague_time(entity):
             return "NO_MASK"
