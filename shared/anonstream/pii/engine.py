@@ -44,6 +44,7 @@ from .grouping import DocumentEntities, normalize
 from .keys import KeyRing
 from .merge import combine_adjacent, native_aliases, propagate_mentions, refine, resolve_overlaps
 from .ner import SpacyNerRecognizer
+from .windows import NerWindows
 from .operators import Operator, OperatorContext, make_operator
 from .patterns import (
     CardRecognizer, CaseNumberRecognizer, DateTimeRecognizer, EmailRecognizer, IbanRecognizer, IpRecognizer,
@@ -124,6 +125,11 @@ class PiiConfig:
     allow_list: tuple[str, ...] = ()  # phrases never reported (exact, case-insensitive)
     deny_list: dict[str, str] = field(default_factory=dict)  # phrase -> TAB type, always reported
     batch_size: int = 16
+    # The NER runs only on windows of ``ner_window_context`` tokens around candidate tokens (capitalised,
+    # digits, number and time words), not on the whole text (windows.py); the recognizers still get one
+    # full-text Doc. Only when the enabled spaCy components are just the NER.
+    ner_windows: bool = True
+    ner_window_context: int = 4
 
     @classmethod
     def from_dict(cls, obj: dict[str, Any]) -> "PiiConfig":
@@ -183,6 +189,7 @@ class PiiEngine:
         self._allow = frozenset(normalize(a) for a in self.config.allow_list)
         self._vetter = PersonVetter(self.config.confident) if self.config.vet_persons else None
         self._operators: dict[str, Operator] = {k: make_operator(v) for k, v in self.config.operators.items()}
+        self._windows = NerWindows(nlp, self.config.ner_window_context) if self.config.ner_windows else None
         if "default" not in self._operators:
             self._operators["default"] = make_operator("indexed")
         if self.keys is None and any(op.name == "hash" for op in self._operators.values()):
@@ -267,22 +274,27 @@ class PiiEngine:
         dets = self.detections(text, doc, _known_forms(entities), entities)
         return self.make_consistent(text, self._to_spans(text, dets, entities), entities)
 
+    def spacy_docs(self, texts: list[str], batch_size: int | None = None) -> Iterable[Any]:
+        """One full-text spaCy Doc per text: the NER on candidate windows (``ner_windows``) or on the whole text."""
+        if self._windows is not None:
+            return self._windows.docs(texts, batch_size or self.config.batch_size)
+        return self.nlp.pipe(texts, batch_size=batch_size or self.config.batch_size)
+
     def detect(self, text: str, entities: DocumentEntities) -> list[EntitySpan]:
-        return self._spans(text, self.nlp(text), entities)
+        return self.detect_many([text], [entities])[0]
 
     def detect_many(self, texts: Iterable[str], entities: Iterable[DocumentEntities],
                     batch_size: int | None = None) -> list[list[EntitySpan]]:
         texts = list(texts)
         out = []
-        docs = self.nlp.pipe(texts, batch_size=batch_size or self.config.batch_size)
-        for text, doc, ents in zip(texts, docs, entities):
+        for text, doc, ents in zip(texts, self.spacy_docs(texts, batch_size), entities):
             out.append(self._spans(text, doc, ents))
         return out
 
     def explain(self, text: str, entities: DocumentEntities) -> list[dict[str, Any]]:
         """Decision trace per span: recognizer, rule, score, context words, entity and policy verdict.
         (Contains the mention text: for debugging on test data, never for logs.)"""
-        doc = self.nlp(text)
+        doc = next(iter(self.spacy_docs([text])))
         dets = self.detections(text, doc, _known_forms(entities), entities)
         by_offsets = {(d.start, d.end): d for d in dets}
         spans = self.make_consistent(text, self._to_spans(text, dets, entities), entities)
