@@ -85,6 +85,8 @@ EXTRA_OCCUPATIONS = (
     "explorer", "missionary", "monarch", "king", "queen", "prince", "princess", "emperor", "empress", "consort",
     "nobleman", "noblewoman", "aristocrat", "courtier", "general", "admiral", "colonel", "lieutenant",
     "sergeant", "soldier", "commander", "activist", "trade unionist", "lobbyist", "spokesperson",
+    "player", "film producer", "television producer", "record producer", "music producer", "beekeeper",
+    "instructor", "fisherman", "fisherwoman", "flying ace",
 )
 # Guidelines exception (TAB guidelines, "Exceptions"): titles of the legal professionals involved in the case are
 # not annotated, and generic words that are occupations only in some readings.
@@ -95,7 +97,7 @@ OCCUPATION_STOP = frozenset((
     "president", "deputy", "expert", "investigator", "inspector", "commissioner", "delegate", "secretary",
     "minister", "governor", "applicant", "worker", "officer", "director", "manager", "administrator", "consultant",
     "analyst", "specialist", "executive", "operator", "partner", "associate", "agent", "fellow", "volunteer",
-    "land", "make", "copy", "sub", "runner", "buyer", "dealer", "presenter", "contractor", "gaffer", "producer",
+    "land", "make", "copy", "sub", "runner", "buyer", "dealer", "contractor", "gaffer", "producer",
     "designer", "conservator", "counsellor",
 ))
 

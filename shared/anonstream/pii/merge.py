@@ -94,9 +94,50 @@ def refine(text: str, dets: list[Detection]) -> list[Detection]:
 _COUNTRY_TAIL = re.compile(r"^,\s*$")
 
 
+# Lower-case head nouns that make a name into the name of a group or an event ("Sheraton hotel", "Sima clan",
+# "Nigerian government", "Gujarat riots", "Davis Cup match"): the head belongs to the entity.
+GROUP_HEADS = frozenset("""
+government governments school schools college university academy hotel club clubs team teams squad clan clans
+dynasty organization organisation magazine newspaper embassy consulate crown party movement band forces army
+regiment company firm church monastery temple constituency assembly federation association union league group
+institute foundation ministry hospital orchestra choir network channel station
+""".split())
+EVENT_HEADS = frozenset("""
+massacre riots riot scandal match matches game games award awards prize medal cup championship championships
+tournament competition festival war campaign election elections revolution uprising protests affair cause
+""".split())
+_MODIFIER_STOP = frozenset("""
+of the a an and or but in on at to for from by with as is was were are be been has had have who which that this
+these those its his her their our my your he she it they we you not no
+""".split())
+_WORDS_AFTER = re.compile(r"^(?:\s+[a-z][\w‑-]*){1,3}")
+_HEAD_TYPES = ("ORG", "LOC", "DEM", "PERSON", "MISC")
+
+
+def extend_to_head_noun(text: str, d: Detection, limit: int) -> Detection:
+    """``d`` extended over up to two lower-case modifiers and a group/event head noun right after it, ending
+    before ``limit`` (the next detection); re-typed ORG (group) or MISC (event). Unchanged otherwise."""
+    if d.type not in _HEAD_TYPES:
+        return d
+    m = _WORDS_AFTER.match(text[d.end : min(limit, d.end + 60)])
+    if not m:
+        return d
+    for word in re.finditer(r"[a-z][\w‑-]*", m.group(0)):
+        w = word.group(0)
+        kind = "ORG" if w in GROUP_HEADS else "MISC" if w in EVENT_HEADS else None
+        if kind is not None:
+            return replace(d, end=d.end + word.end(), type=kind, rule=f"{d.rule}+head:{w}")
+        if w in _MODIFIER_STOP:
+            break
+    return d
+
+
 def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     """After overlap resolution: "City, Country" → one LOC (an address-like place); a place or name right
-    before an ORG ("Batman" + "Assize Court") → one ORG."""
+    before an ORG ("Batman" + "Assize Court") → one ORG; a name followed by a group or event head noun
+    ("Sima clan", "Gujarat riots") → one ORG or MISC (``extend_to_head_noun``)."""
+    dets = [extend_to_head_noun(text, d, dets[i + 1].start if i + 1 < len(dets) else len(text))
+            for i, d in enumerate(dets)]
     out: list[Detection] = []
     for d in dets:
         if out:

@@ -1,0 +1,52 @@
+"""Span combination after overlap resolution (shared/anonstream/pii/merge.py), on hand-made detections."""
+from __future__ import annotations
+
+from anonstream.pii.base import Detection
+from anonstream.pii.merge import combine_adjacent, extend_to_head_noun
+
+
+def _det(text: str, surface: str, type_: str, rule: str = "ner:X") -> Detection:
+    start = text.index(surface)
+    return Detection(start, start + len(surface), type_, 0.85, "spacy_ner", rule)
+
+
+def _surface(text: str, d: Detection) -> str:
+    return text[d.start:d.end]
+
+
+def test_group_head_noun_makes_an_org():
+    text = "She stayed at the Sheraton hotel and joined the Sima clan."
+    hotel = extend_to_head_noun(text, _det(text, "Sheraton", "ORG"), len(text))
+    assert (_surface(text, hotel), hotel.type) == ("Sheraton hotel", "ORG")
+    assert hotel.rule.endswith("+head:hotel")
+    clan = extend_to_head_noun(text, _det(text, "Sima", "PERSON"), len(text))
+    assert (_surface(text, clan), clan.type) == ("Sima clan", "ORG")
+
+
+def test_event_head_noun_with_modifiers_makes_a_misc():
+    text = "He lost the Davis Cup final match in 1999; the Gujarat riots followed."
+    match = extend_to_head_noun(text, _det(text, "Davis Cup", "ORG"), len(text))
+    assert (_surface(text, match), match.type) == ("Davis Cup final match", "MISC")
+    riots = extend_to_head_noun(text, _det(text, "Gujarat", "LOC"), len(text))
+    assert (_surface(text, riots), riots.type) == ("Gujarat riots", "MISC")
+
+
+def test_no_extension_over_function_words_other_heads_or_the_next_detection():
+    text = "Polat and the team of Ankara left; Izmir police came."
+    assert extend_to_head_noun(text, _det(text, "Polat", "PERSON"), len(text)).end == text.index("Polat") + 5
+    izmir = _det(text, "Izmir", "LOC")
+    assert extend_to_head_noun(text, izmir, len(text)) == izmir  # "police" is not a head noun here
+    text2 = "the Nigerian government said"
+    nigerian = _det(text2, "Nigerian", "DEM")
+    assert extend_to_head_noun(text2, nigerian, text2.index("government")) == nigerian  # next detection starts
+    assert _surface(text2, extend_to_head_noun(text2, nigerian, len(text2))) == "Nigerian government"
+    date = _det(text2, "Nigerian", "DATETIME")
+    assert extend_to_head_noun(text2, date, len(text2)) == date  # only name types take a head
+
+
+def test_combine_adjacent_extends_and_merges():
+    text = "Batman Assize Court and the Sheraton hotel in Ankara, Turkey."
+    dets = [_det(text, "Batman", "LOC"), _det(text, "Assize Court", "ORG"), _det(text, "Sheraton", "ORG"),
+            _det(text, "Ankara", "LOC"), _det(text, "Turkey", "LOC")]
+    got = [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)]
+    assert got == [("Batman Assize Court", "ORG"), ("Sheraton hotel", "ORG"), ("Ankara, Turkey", "LOC")]
