@@ -324,7 +324,7 @@ DATE_PATTERNS = (
     ("date_numeric", re.compile(r"(?<![\w/.])(?:[0-3]?\d[./-][01]?\d[./-](?:1[5-9]\d\d|20\d\d|\d\d)|(?:1[5-9]\d\d|20\d\d)-[01]\d-[0-3]\d)(?![\w/]|\.\d)"), 0.95),
     ("season", re.compile(rf"\b(?:(?:early|late|mid)[- ])?(?:spring|summer|autumn|fall|winter)(?:\s+and\s+(?:spring|summer|autumn|fall|winter))?\s+(?:of\s+)?{_YEAR}\b", re.I), 1.0),
     ("decade", re.compile(r"\b(?:(?:early|mid|late)[- ])?(?:1[5-9]|20)\d0s\b"), 0.95),
-    ("year", re.compile(rf"(?<![\w/.,§-])(?:{_YEAR})(?:\s*(?:-|–|/|to|and)\s*{_YEAR})?(?![\w/]|[.,]\d)"), 0.85),
+    ("year", re.compile(rf"(?<![\w/.,§-])(?:{_YEAR})(?:\s*(?:-|–|/|to)\s*{_YEAR})?(?![\w/]|[.,]\d)"), 0.85),
     ("time", re.compile(r"\b(?:[01]?\d|2[0-3])[:.][0-5]\d(?:\s?(?:a\.m\.|p\.m\.|am|pm|AM|PM|hrs|h)|(?=\s?(?:o'clock)))|\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\b(?:1[0-2]|0?[1-9])\s?(?:a\.m\.|p\.m\.)"), 0.95),
     ("duration", re.compile(
         rf"\b{_NUM}(?:\s+and\s+a\s+half)?[- ]{_UNIT_T}(?:(?:,\s*|\s+and\s+){_NUM}(?:[- ]{_UNIT_T}))*(?:\s+and\s+a\s+half)?(?![\w])", re.I), 0.8),
