@@ -50,3 +50,16 @@ def test_combine_adjacent_extends_and_merges():
             _det(text, "Ankara", "LOC"), _det(text, "Turkey", "LOC")]
     got = [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)]
     assert got == [("Batman Assize Court", "ORG"), ("Sheraton hotel", "ORG"), ("Ankara, Turkey", "LOC")]
+
+
+def test_native_aliases_labelled_and_unlabelled():
+    from anonstream.pii.merge import native_aliases
+
+    text = "Yuji Unozawa (宇野沢 祐次, Unozawa Yuji, born 3 May 1983) is a former footballer."
+    got = [text[d.start:d.end] for d in native_aliases(text, [_det(text, "Yuji Unozawa", "PERSON")])]
+    assert got == ["宇野沢 祐次", "Unozawa Yuji"]  # "born 3 May 1983" is not a name
+    text = "Yida Huang (simplified Chinese: 黄义达; pinyin: Huáng Yìdá; born 1978) sings."
+    got = [text[d.start:d.end] for d in native_aliases(text, [_det(text, "Yida Huang", "PERSON")])]
+    assert got == ["黄义达", "Huáng Yìdá"]
+    text = "Jan Kowalski (Polish lawyer, born 1950) left."
+    assert native_aliases(text, [_det(text, "Jan Kowalski", "PERSON")]) == []

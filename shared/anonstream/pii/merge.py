@@ -185,7 +185,8 @@ def _is_latin(ch: str) -> bool:
 
 def native_aliases(text: str, dets: list[Detection]) -> list[Detection]:
     """Names given in another script or as a pronunciation right after a person's name:
-    "Yida Huang (simplified Chinese: 黄义达; pinyin: Huáng Yìdá; born ...)" -> PERSON mentions."""
+    "Yida Huang (simplified Chinese: 黄义达; pinyin: Huáng Yìdá; born ...)", "Yuji Unozawa (宇野沢 祐次, Unozawa
+    Yuji, born ...)" -> PERSON mentions."""
     out = []
     for d in dets:
         if d.type != "PERSON" or text[d.end : d.end + 2] != " (":
@@ -197,16 +198,22 @@ def native_aliases(text: str, dets: list[Detection]) -> list[Detection]:
             seg_start = pos
             pos += len(segment) + 1
             m = _ALIAS_LABEL.match(segment.lstrip())
-            if not m:
-                continue
-            value_start = seg_start + (len(segment) - len(segment.lstrip())) + m.end()
+            value_start = seg_start + (len(segment) - len(segment.lstrip())) + (m.end() if m else 0)
             value = text[value_start : seg_start + len(segment)].rstrip()
             if not value or value[:1].isdigit():
                 continue
-            label = m.group(1).lower()
-            if not (any(not _is_latin(c) for c in value if c.isalpha()) or "pronunciation" in label
-                    or label in ("pinyin", "romanized", "romanised", "also spelled", "also known as")):
-                continue
+            non_latin = any(not _is_latin(c) for c in value if c.isalpha())
+            if m:
+                label = m.group(1).lower()
+                if not (non_latin or "pronunciation" in label
+                        or label in ("pinyin", "romanized", "romanised", "also spelled", "also known as")):
+                    continue
+            else:
+                # unlabelled: the name in another script, or the same name in another order ("Unozawa Yuji")
+                label = "unlabelled"
+                same_words = sorted(value.lower().split()) == sorted(text[d.start:d.end].lower().split())
+                if not ((non_latin and all(not c.isdigit() for c in value)) or same_words):
+                    continue
             out.append(Detection(value_start, value_start + len(value), "PERSON", 0.8, "alias", f"alias:{label}",
                                  subtype="PERSON"))
     return out
