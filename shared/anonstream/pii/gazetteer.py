@@ -30,7 +30,8 @@ TITLES = (
     "Mr", "Mrs", "Ms", "Miss", "Mx", "Mme", "Mlle", "Messrs", "Dr", "Prof", "Professor", "Judge", "Justice", "Sir",
     "Dame", "Lord", "Lady", "Herr", "Frau", "Senator", "President", "Rev", "Father", "Sister", "Brother", "Imam",
     "Rabbi", "Captain", "Colonel", "General", "Major", "Lieutenant", "Sergeant", "Inspector", "Superintendent",
-    "Commissioner", "Governor", "Mayor", "Minister", "Ambassador",
+    "Commissioner", "Governor", "Mayor", "Minister", "Ambassador", "Lt Gen", "Maj Gen", "Lt Col", "Lt", "Gen", "Col",
+    "Capt", "Sgt", "Emperor", "Empress", "Bishop",
 )
 # Titles that, alone, make the following capitalised word a person (the others need a capitalised name after them
 # *and* no ORG head word, e.g. "President of the Court" is not a person).
