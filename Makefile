@@ -11,7 +11,8 @@ DEMO_OUT := out/demo
 setup: $(STAMP)
 
 # The venv is rebuilt when pyproject.toml changes. pip's cache keeps re-installs cheap (torch is large).
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml deploy/system-deps.sh
+	deploy/system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
 	$(BIN)/pip install --quiet -e '.[test]'

@@ -5,7 +5,9 @@ Two policies behind one interface (``IdentifierPolicy.classify(entity, doc) -> s
 * ``RulePolicy`` (default): type-based defaults plus features of the entity — its subtype and recognizer,
   whether its words are all generic institutional vocabulary ("Court of Cassation", "Ministry of Justice"),
   whether it names the document's dominant country ("Polish", "Republic of Poland", "Polish Government":
-  the respondent state in a court case identifies nobody), vagueness of time expressions ("the same day"),
+  the respondent state in a court case identifies nobody), the size of a named place (a city of a million or more,
+  or an institution named after one: GeoNames populations), descriptive public-body names ("General Directorate of
+  Highways": WordNet vocabulary, no place), vagueness of time expressions ("the same day"),
   legal references (TAB guidelines: generic legal references are not annotated) and allow-listed phrases.
 * ``VotingPolicy``: k-of-n voting over cheap indicators, after paper 001 §6.4 (a span is high risk if at least
   k indicators flag it). Indicators implement ``Indicator.vote(entity, doc) -> float`` (probability-like,
@@ -20,11 +22,13 @@ masking; *when* a masked span is replaced (now, or later by the swap stage) is t
 """
 from __future__ import annotations
 
+import functools
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from . import wordnet
 from .gazetteer import city_population, country_data
 
 CONTACT_SUBTYPES = frozenset(("EMAIL", "PHONE", "IBAN", "CARD", "IP", "URL"))
@@ -155,6 +159,46 @@ def named_after_large_city(form: str, min_population: int) -> bool:
     return pop is not None and pop >= min_population
 
 
+# Heads of public bodies; civil-society heads (union, association, company) are left out: a private body is
+# quasi-identifying even when its name is descriptive ("Christian Trade Union").
+PUBLIC_BODY_HEADS = frozenset("""
+court office ministry minister directorate board council committee commission agency authority service inspector
+inspectorate department bureau tribunal chamber prosecutor administration
+""".split())
+_REGION_WORDS = frozenset("eastern western northern southern central upper lower".split())
+
+
+@functools.lru_cache(maxsize=1)
+def _multiword_countries() -> tuple[str, ...]:
+    return tuple(c.lower() for c in country_data()["countries"] if " " in c)
+
+
+def is_descriptive_public_body(forms: Iterable[str], dominant: str | None) -> bool:
+    """Every form names a public body by what it is, not by who or where: it has a public-body head and all its
+    other words are generic institutional vocabulary, the dominant country, or common English words (WordNet,
+    wordnet.py) that are no city or country ("General Directorate of Highways", "Minister of Planning (Minister
+    Gospodarki Przestrzennej)": glosses ignored). Regions ("High Court of Eastern Denmark"), places ("Batman
+    Assize Court": Batman is a common noun but also a city) and other countries ("United States District Court")
+    make it specific. False when WordNet is unavailable."""
+    if not wordnet.available():
+        return False
+    for form in forms:
+        form = re.sub(r"\s*\([^)]*\)?", " ", form).strip()
+        words = _words(form)
+        if not any(w in PUBLIC_BODY_HEADS for w in words):
+            return False
+        for w in words:
+            if w in _REGION_WORDS:
+                return False
+            if w in GENERIC_ORG_WORDS or (dominant and country_of(w) == dominant):
+                continue
+            if not wordnet.is_common_word(w) or city_population(w) is not None or country_of(w) is not None:
+                return False
+        if any(c in form and country_of(c) != dominant for c in _multiword_countries()):
+            return False
+    return True
+
+
 def is_background_country(forms: Iterable[str], dominant: str | None) -> bool:
     if not dominant:
         return False
@@ -205,6 +249,7 @@ class RulePolicy(IdentifierPolicy):
     # first 100: ≥ 1M inhabitants 84 % NO_MASK mentions, < 100k 16 %)
     large_city_no_mask: bool = True
     large_city_population: int = 1_000_000
+    descriptive_body_no_mask: bool = True
     # the background country needs at least two state-actor mentions ("Polish Government", "Republic of
     # Poland": weight 10 each); in a biography the subject's own nationality is no background
     background_min_weight: int = 20
@@ -229,6 +274,8 @@ class RulePolicy(IdentifierPolicy):
         if t in ("ORG", "LOC", "DEM") and self.background_country_no_mask and is_background_country(forms, dominant):
             return "NO_MASK"
         if t in ("ORG", "MISC") and self.generic_org_no_mask and is_generic_org(forms, dominant):
+            return "NO_MASK"
+        if t == "ORG" and self.descriptive_body_no_mask and is_descriptive_public_body(forms, dominant):
             return "NO_MASK"
         if t in ("ORG", "LOC", "MISC") and self.large_city_no_mask and all(
                 named_after_large_city(f, self.large_city_population) for f in forms):

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# System data the library reads at run time, installed from Debian where missing (called by `make setup`).
+#
+#   wordnet-base   WordNet 3.0 data files (/usr/share/wordnet): the English vocabulary the PII policy uses
+#                  (shared/anonstream/pii/wordnet.py). Skipped when ANONSTREAM_WORDNET_DIR points at a WordNet
+#                  "dict" directory.
+# Kafka and Redis are not here: deploy/kafka-local.sh and deploy/redis-local.sh fetch/install them when started.
+set -euo pipefail
+
+# shellcheck source=deploy/_common.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/_common.sh"
+
+wordnet_present() {
+  [ -n "${ANONSTREAM_WORDNET_DIR:-}" ] && [ -f "$ANONSTREAM_WORDNET_DIR/data.noun" ] && return 0
+  [ -f /usr/share/wordnet/data.noun ]
+}
+
+if ! wordnet_present; then
+  apt_install wordnet-base
+  wordnet_present || die "WordNet data not found after installing wordnet-base"
+fi

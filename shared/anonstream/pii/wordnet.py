@@ -1,0 +1,81 @@
+"""English common-word vocabulary from WordNet 3.0 (Debian ``wordnet-base``), read straight from its data files.
+
+A word is *common* when WordNet lists it as a lower-case lemma, or part of a lower-case multi-word lemma, of some
+noun, adjective, verb or adverb synset ("board", "highways", "insurance"). Proper names appear capitalized in WordNet
+("Warsaw", "Denmark") and unknown names not at all ("Szczecin", "Sakarya"), so neither counts. The policy uses this
+to tell a *descriptive* institution name ("General Directorate of Highways", "National Water Board") from a
+*naming* one ("Sakarya Civil Court").
+
+Where WordNet lives: ``ANONSTREAM_WORDNET_DIR``, then ``$WNHOME/dict``, then ``/usr/share/wordnet`` (Debian).
+``make setup`` installs ``wordnet-base`` where it is missing (deploy/system-deps.sh). Without WordNet the
+vocabulary is empty: ``available()`` is False and the rules that need it stay off (logged once).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+_POS_FILES = ("data.noun", "data.adj", "data.verb", "data.adv")
+_INFLECTIONS = (("ies", "y"), ("ses", "s"), ("es", ""), ("s", ""))
+
+
+def wordnet_dir() -> Path | None:
+    candidates = [os.environ.get("ANONSTREAM_WORDNET_DIR")]
+    if os.environ.get("WNHOME"):
+        candidates.append(os.path.join(os.environ["WNHOME"], "dict"))
+    candidates.append("/usr/share/wordnet")
+    for c in candidates:
+        if c and (Path(c) / "data.noun").is_file():
+            return Path(c)
+    return None
+
+
+def parse_lemmas(lines) -> set[str]:
+    """Lower-case lemma words of WordNet ``data.*`` lines (synset offset, lex file, pos, word count in hex,
+    then word / lex_id pairs); license header lines start with two spaces."""
+    out: set[str] = set()
+    for line in lines:
+        if line.startswith("  "):
+            continue
+        parts = line.split(" ")
+        if len(parts) < 5:
+            continue
+        for i in range(int(parts[3], 16)):
+            lemma = re.sub(r"\(.*\)$", "", parts[4 + 2 * i])  # adjective markers: "galore(ip)"
+            if lemma[:1].islower():  # a proper name ("City_of_Bridges") contributes no word, not even "of"
+                out.update(tok for tok in lemma.split("_") if tok)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def common_words() -> frozenset[str]:
+    root = wordnet_dir()
+    if root is None:
+        log.warning("WordNet not found (set ANONSTREAM_WORDNET_DIR or install wordnet-base): "
+                    "rules that need the English vocabulary are off")
+        return frozenset()
+    words: set[str] = set()
+    for name in _POS_FILES:
+        with open(root / name, encoding="latin-1") as handle:
+            words |= parse_lemmas(handle)
+    return frozenset(words)
+
+
+def available() -> bool:
+    return bool(common_words())
+
+
+def is_common_word(word: str) -> bool:
+    """``word`` (any case) or its regular singular is a lower-case WordNet lemma."""
+    vocab = common_words()
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    if w in vocab:
+        return True
+    return any(w.endswith(suf) and w[: len(w) - len(suf)] + rep in vocab for suf, rep in _INFLECTIONS)

@@ -1,0 +1,40 @@
+"""WordNet vocabulary (pii/wordnet.py) and the descriptive-public-body rule that uses it.
+
+``make setup`` installs wordnet-base (deploy/system-deps.sh), so WordNet must be present here."""
+from __future__ import annotations
+
+from anonstream.pii import wordnet
+from anonstream.pii.grouping import DocumentEntities
+from anonstream.pii.policy import RulePolicy, is_descriptive_public_body
+
+
+def test_parse_lemmas_reads_lowercase_words_of_data_lines():
+    lines = [
+        "  1 This software and database is being provided to you, the LICENSEE\n",
+        "08851034 15 n 02 Bruges 0 City_of_Bridges 0 003 @i 08524735 n 0000 | a city\n",
+        "02884096 06 n 03 board 0 circuit_board 0 plug-in 0 001 @ 03033362 n 0000 | a printed circuit\n",
+        "00013887 00 a 01 galore(ip) 0 000 | in great numbers\n",
+    ]
+    assert wordnet.parse_lemmas(lines) == {"board", "circuit", "plug-in", "galore"}  # "of" only in a proper name
+
+
+def test_common_words_from_the_installed_wordnet():
+    assert wordnet.available(), "WordNet missing: run deploy/system-deps.sh (make setup does)"
+    assert wordnet.is_common_word("Highways") and wordnet.is_common_word("insurance")
+    assert wordnet.is_common_word("companies")  # regular plural
+    assert not wordnet.is_common_word("Warsaw")  # capitalized in WordNet: a proper name
+    assert not wordnet.is_common_word("Szczecin")
+
+
+def test_descriptive_public_bodies():
+    assert is_descriptive_public_body(["general directorate of highways"], None)
+    assert is_descriptive_public_body(["minister of planning (minister gospodarki przestrzennej)"], "POL")
+    assert not is_descriptive_public_body(["sakarya civil court"], "TUR")  # a place names it
+    assert not is_descriptive_public_body(["batman assize court"], "TUR")  # "batman" is a word, and a city
+    assert not is_descriptive_public_body(["high court of eastern denmark"], "DNK")  # a region
+    assert not is_descriptive_public_body(["united states district court"], "POL")  # another country
+    assert not is_descriptive_public_body(["christian trade union"], "DNK")  # no public-body head
+    ents = DocumentEntities("d")
+    ent = ents.resolve("ORG", "National Water Board")
+    assert RulePolicy().classify(ent, ents) == "NO_MASK"
+    assert RulePolicy(descriptive_body_no_mask=False).classify(ent, ents) == "QUASI"
