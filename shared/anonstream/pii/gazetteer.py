@@ -254,6 +254,7 @@ class PhraseMatcher:
 
     def __init__(self) -> None:
         self._index: dict[str, dict[tuple[str, ...], Entry]] = {}
+        self._lengths: dict[str, tuple[int, ...]] = {}  # first word -> phrase lengths in words, longest first
         self.max_len = 1
 
     def add(self, phrase: str, entry: Entry) -> None:
@@ -261,38 +262,56 @@ class PhraseMatcher:
         if not toks:
             return
         self._index.setdefault(toks[0], {}).setdefault(toks, entry)
+        lengths = self._lengths.get(toks[0], ())
+        if len(toks) not in lengths:
+            self._lengths[toks[0]] = tuple(sorted((*lengths, len(toks)), reverse=True))
         self.max_len = max(self.max_len, len(toks))
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._index.values())
 
+    @staticmethod
+    def _words(text: str) -> tuple[list[int], list[int], list[str]]:
+        """Word starts, ends and normalized forms. The text is normalized once when that maps it character by
+        character (same length, no capital sigma whose lower case depends on its neighbours); per word otherwise."""
+        spans = [m.span() for m in _WORD_RE.finditer(text)]
+        starts = [s for s, _ in spans]
+        ends = [e for _, e in spans]
+        low = _norm(text)
+        if len(low) == len(text) and "Σ" not in text:
+            keys = [low[s:e] for s, e in spans]
+        else:
+            keys = [_norm(text[s:e]) for s, e in spans]
+        return starts, ends, keys
+
     def finditer(self, text: str) -> Iterable[tuple[int, int, Entry, str]]:
-        words = [(m.start(), m.end(), _norm(m.group(0))) for m in _WORD_RE.finditer(text)]
-        i = 0
-        n = len(words)
-        while i < n:
-            cands = self._index.get(words[i][2])
-            best = None
-            if cands:
-                for L in range(min(self.max_len, n - i), 0, -1):
-                    key = tuple(w[2] for w in words[i : i + L])
-                    entry = cands.get(key)
-                    if entry is None:
-                        continue
-                    # the words must be adjacent (only spaces/hyphens between them)
-                    gap_ok = all(re.fullmatch(r"[ \-‑]?", text[words[j][1] : words[j + 1][0]]) for j in range(i, i + L - 1))
-                    if not gap_ok:
-                        continue
-                    s, e = words[i][0], words[i + L - 1][1]
-                    if entry.case == "cap" and not text[s].isupper():
-                        continue
-                    best = (s, e, entry, text[s:e], L)
-                    break
-            if best:
-                yield best[:4]
-                i += best[4]
-            else:
-                i += 1
+        index = self._index
+        starts, ends, keys = self._words(text)
+        n = len(keys)
+        lengths = self._lengths
+        nxt = 0  # words before this index are inside an earlier match
+        for i in [i for i, k in enumerate(keys) if k in index]:
+            if i < nxt:
+                continue
+            cands = index[keys[i]]
+            for L in lengths[keys[i]]:
+                if L > n - i:
+                    continue
+                entry = cands.get(tuple(keys[i : i + L]))
+                if entry is None:
+                    continue
+                # the words must be adjacent (only spaces/hyphens between them)
+                if L > 1 and not all(text[ends[j] : starts[j + 1]] in _GAPS for j in range(i, i + L - 1)):
+                    continue
+                s, e = starts[i], ends[i + L - 1]
+                if entry.case == "cap" and not text[s].isupper():
+                    continue
+                yield s, e, entry, text[s:e]
+                nxt = i + L
+                break
+
+
+_GAPS = frozenset(("", " ", "-", "‑"))  # what re.fullmatch(r"[ \-‑]?", gap) accepts
 
 
 _MATCHER: PhraseMatcher | None = None
@@ -380,7 +399,7 @@ _POSITION_HEAD = (r"(?:Minister|President|Vice[- ]President|Speaker|Secretary|Go
                   r"Consul|Envoy|Representative|Attorney General|Auditor General|Chief Justice|Chief Minister|"
                   r"High Commissioner|Permanent Representative|Chief of Staff|Spokesperson|Commander|Rector|Dean)")
 _POSITION = re.compile(
-    rf"\b(?:(?:Vice|Deputy|Prime|Chief|Acting|First|Second|Former|Assistant|Permanent|Minority|Majority|House|"
+    rf"\b(?=[A-Z])(?:(?:Vice|Deputy|Prime|Chief|Acting|First|Second|Former|Assistant|Permanent|Minority|Majority|House|"
     rf"Senate|State)\s+)*{_POSITION_HEAD}"
     rf"(?:\s+(?:of|for|to)\s+(?:the\s+)?[{_UP}][\w'’-]*(?:\s+(?:and|of|for|the|on|in|[{_UP}][\w'’-]*))*)?")
 _PREDICATE = re.compile(
@@ -389,7 +408,7 @@ _PREDICATE = re.compile(
     r"(?:[\w-]+\s+)?|\b[a-z][\w-]+\s+and\s+)$")
 _COURT_OBJECTS = re.compile(r"\b(?:of|to)\s+the\s+(?:[\w-]+\s+)?(?:Court|Chamber|Section|Commission|Registry|"
                             r"Republic|Government|Council of Europe|Division)\b")
-_ROLE_RE = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(w) for w in sorted(ROLE_WORDS, key=len, reverse=True))
+_ROLE_RE = re.compile(r"(?<![\w-])(?=[" + "".join(sorted({w[0] for w in ROLE_WORDS})) + r"])(?:" + "|".join(re.escape(w) for w in sorted(ROLE_WORDS, key=len, reverse=True))
                       + r")(?![\w-])", re.I)
 
 
@@ -429,7 +448,7 @@ class RoleRecognizer(Recognizer):
 _NAME_TOK = rf"(?:[{_UP}]\.(?:\s?-?[{_UP}]\.)*|[{_UP}][\w'’]*(?:[-‑][{_UP}]?[\w'’]+)*)"
 _PARTICLE = r"(?:van|von|der|den|de|del|della|di|da|dos|du|le|la|af|bin|ibn|al|el|ten|ter|zu)"
 _TITLE_RE = re.compile(
-    rf"\b(?P<title>(?:{'|'.join(TITLES)})\.?(?:\s+and\s+(?:{'|'.join(TITLES)})\.?)?)\s+"
+    rf"\b(?=[A-Z])(?P<title>(?:{'|'.join(TITLES)})\.?(?:\s+and\s+(?:{'|'.join(TITLES)})\.?)?)\s+"
     rf"(?P<name>{_NAME_TOK}(?:\s+(?:{_PARTICLE}\s+)*{_NAME_TOK}){{0,4}}|[{_UP}]\b)"
 )
 _ORG_HEADS = re.compile(
@@ -548,8 +567,8 @@ _INST_HEAD = (r"(?:Court(?:\s+of\s+(?:Appeals?|First Instance|Cassation|Justice)
               r"Town Hall|Municipality|Municipal Council|City Council|Council|Security Directorate|Gendarmerie(?: Command)?|"
               r"Penitentiary|Bank|Police|Prosecutor|Registry|Office|Directorate|Department|Inspectorate)")
 _INSTITUTION = re.compile(
-    rf"\b(?:{_INST_ADJ}\s+)+(?:Court|Prison|Hospital|Prosecutor[’']s Office)\s+(?:in|of|at)\s+(?P<name2>{_CAPW}(?:\s+{_CAPW}){{0,2}})"
-    rf"|\b(?P<name>{_CAPW}(?:\s+{_CAPW}){{0,3}})\s+(?:{_INST_ADJ}\s+)*{_INST_HEAD}\b"
+    rf"\b(?=[A-Z])(?:{_INST_ADJ}\s+)+(?:Court|Prison|Hospital|Prosecutor[’']s Office)\s+(?:in|of|at)\s+(?P<name2>{_CAPW}(?:\s+{_CAPW}){{0,2}})"
+    rf"|\b(?=[{_UP}])(?P<name>{_CAPW}(?:\s+{_CAPW}){{0,3}})\s+(?:{_INST_ADJ}\s+)*{_INST_HEAD}\b"
 )
 _INST_NOT_NAME = frozenset((
     "the", "on", "in", "at", "by", "of", "for", "and", "a", "an", "this", "that", "his", "her", "their", "its",
@@ -587,7 +606,7 @@ class InstitutionRecognizer(Recognizer):
 
 _LETTER_LIST = re.compile(r"(?<![\w.])(?:[A-Z](?:\s*,\s*|\s+and\s+)){1,}[A-Z](?![\w.])")
 _LETTER_AFTER_NOUN = re.compile(
-    r"\b(?:counsel|lawyer|witness|representative|son|daughter|wife|husband|brother|sister|mother|father|"
+    r"\b(?=[a-z])(?:counsel|lawyer|witness|representative|son|daughter|wife|husband|brother|sister|mother|father|"
     r"co-accused|co‑accused|accused|defendant|officer|doctor|neighbour|friend|applicant|person|woman|man|child|"
     r"accountant|prosecutor|judge|expert|inspector)s?\s*\(?\s*(?P<l>[A-Z])(?![\w.])")
 

@@ -20,8 +20,12 @@ from .gazetteer import TITLES
 
 STRONG_RECOGNIZERS = frozenset(("email", "url", "phone", "iban", "card", "ip"))
 
-_LEADING = re.compile(r"^(?:the|The|THE|a|an|A|An)\s+")
-_TRAILING = re.compile(r"(?:['’]s|[\s,.;:“”\"'’(\[-]+)$")
+_LEADING = re.compile(r"(?:the|The|THE|a|an|A|An)\s+")  # used with match(text, start, end)
+_TRAILING = re.compile(r"(?:['’]s|[\s,.;:“”\"'’(\[-]+)$")  # used with search(text, start, end)
+_INITIAL_DOT = re.compile(r"\b[A-Z]\.$")
+_ABBREV_DOT = re.compile(r"(?:\b[A-Z]|\b(?:Ltd|Inc|Co|Jr|Sr|Št|p\.m|a\.m)|\.[a-zA-Z])\.$")
+_PAREN_NOT_NAME = re.compile(r"[\d§]|\b(?:Rule|Rules|Article|Articles)\b")
+_NAME_WORDS = re.compile(r"[\w'’‑-]+")
 _TITLE_BEFORE = re.compile(rf"(?:\b(?:{'|'.join(TITLES)})\.?\s+)$")
 _CORP_SUFFIX = re.compile(
     r"^,?\s+(?:A/S|AS|ApS|Aps|I/S|K/S|P/S|Ltd\.?|Limited|Inc\.?|plc|PLC|GmbH|AG|KG|SA|S\.A\.|SpA|S\.p\.A\.|BV|B\.V\.|"
@@ -35,7 +39,7 @@ _JOINERS = frozenset(("of", "the", "and", "for", "de", "van", "von", "der", "den
 
 def _junk_name(surface: str, typ: str) -> bool:
     """NER names that contain plain lower-case words are usually foreign-language text misread as names."""
-    words = re.findall(r"[\w'’‑-]+", surface)
+    words = _NAME_WORDS.findall(surface)
     if not words:
         return True
     if typ == "PERSON":
@@ -46,26 +50,28 @@ def _junk_name(surface: str, typ: str) -> bool:
 def refine(text: str, dets: list[Detection]) -> list[Detection]:
     """Adjust span boundaries (see module docstring); returns new Detection objects."""
     out = []
+    n = len(text)
     for d in dets:
         s, e = d.start, d.end
         if d.recognizer not in STRONG_RECOGNIZERS:
             # leading article (TAB spans exclude it) and trailing possessive/punctuation
-            m = _LEADING.match(text[s:e])
-            if m and e - s > m.end():
-                s += m.end()
+            m = _LEADING.match(text, s, e)
+            if m and e > m.end():
+                s = m.end()
             while True:
-                m = _TRAILING.search(text[s:e])
-                if not m or m.start() == 0:
+                m = _TRAILING.search(text, s, e)
+                if not m or m.start() == s:
                     break
-                if d.type == "PERSON" and text[e - 1] == "." and re.search(r"\b[A-Z]\.$", text[s:e]):
-                    break  # "J." initial keeps its dot
-                if text[e - 1] == "." and re.search(r"(?:\b[A-Z]|\b(?:Ltd|Inc|Co|Jr|Sr|Št|p\.m|a\.m)|\.[a-zA-Z])\.$", text[s:e]):
-                    break
-                e = s + m.start()
+                if text[e - 1] == ".":
+                    if d.type == "PERSON" and _INITIAL_DOT.search(text[s:e]):
+                        break  # "J." initial keeps its dot
+                    if _ABBREV_DOT.search(text[s:e]):
+                        break
+                e = m.start()
         # snap the end over a hyphen/slash continuation of the last word ("DHKP" -> "DHKP-C")
-        while e < len(text) - 1 and text[e] in "-‑/" and text[e + 1].isalnum() and text[e - 1].isalnum():
+        while e < n - 1 and text[e] in "-‑/" and text[e + 1].isalnum() and text[e - 1].isalnum():
             e += 1
-            while e < len(text) and (text[e].isalnum() or text[e] in "'’"):
+            while e < n and (text[e].isalnum() or text[e] in "'’"):
                 e += 1
         if e <= s:
             continue
@@ -84,10 +90,9 @@ def refine(text: str, dets: list[Detection]) -> list[Detection]:
             m = _PAREN.match(text[e : e + 170])
             if m:
                 inner = m.group("inner").strip()
-                if (inner[:1].isupper() and not re.search(r"[\d§]|\b(?:Rule|Rules|Article|Articles)\b", inner)
-                        and "applicant" not in inner):
+                if inner[:1].isupper() and not _PAREN_NOT_NAME.search(inner) and "applicant" not in inner:
                     e += m.end()
-        out.append(replace(d, start=s, end=e, context=ctx))
+        out.append(Detection(s, e, d.type, d.score, d.recognizer, d.rule, ctx, d.subtype))
     return out
 
 

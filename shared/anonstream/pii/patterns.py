@@ -18,6 +18,7 @@ name, score and the context words that raised or confirmed it.
 """
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from typing import Any
@@ -57,9 +58,16 @@ class RegexRecognizer(Recognizer):
     def subtype_for(self, rule: str, match: re.Match[str]) -> str:
         return self.subtype
 
+    def absent(self, rule: str, text: str) -> bool:
+        """True when ``rule`` cannot match in ``text`` (a cheap test of something every match contains), so its
+        scan is skipped; False when it might."""
+        return False
+
     def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
         out: list[Detection] = []
         for rule, pattern, base in self.patterns:
+            if self.absent(rule, text):
+                continue
             for m in pattern.finditer(text):
                 verdict = self.validate(text, m, rule)
                 if verdict is None:
@@ -85,11 +93,23 @@ class EmailRecognizer(RegexRecognizer):
         ("email", re.compile(r"(?<![\w.+-])[A-Za-z0-9][\w.+-]*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,24}\b"), 1.0),
     )
 
+    def absent(self, rule, text):
+        return "@" not in text
+
     def validate(self, text, match, rule):
         local = match.group(0).split("@", 1)[0]
         if ".." in local or local.endswith("."):
             return None
         return 1.0
+
+
+_URL_TLDS = (".com/", ".org/", ".net/", ".edu/", ".gov/", ".io/", ".eu/", ".info/")
+
+
+@functools.lru_cache(maxsize=4)
+def _lower(text: str) -> str:
+    """``text.lower()``, kept for the few recognizers that test the same text in turn."""
+    return text.lower()
 
 
 class UrlRecognizer(RegexRecognizer):
@@ -100,6 +120,18 @@ class UrlRecognizer(RegexRecognizer):
         ("url_www", re.compile(r"\bwww\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:/[^\s<>\"'“”]*)?", re.I), 0.95),
         ("url_domain_path", re.compile(r"(?<![/\w.@-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|eu|info)/[^\s<>\"'“”]*", re.I), 0.85),
     )
+
+    def absent(self, rule, text):
+        if rule == "url_scheme":
+            return "://" not in text
+        if "/" not in text and rule == "url_domain_path" or "." not in text:
+            return True
+        if rule == "url_domain_path" and ("ı" in text or "İ" in text):
+            return False  # case-insensitive "i" also matches these; str.lower does not map them to "i"
+        low = _lower(text)
+        if rule == "url_www":
+            return "www." not in low
+        return not any(t in low for t in _URL_TLDS)
 
     def span(self, match):
         s, e = match.span()
@@ -310,9 +342,9 @@ _MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|Octo
            r"Jan\.?|Feb\.?|Mar\.?|Apr\.?|Jun\.?|Jul\.?|Aug\.?|Sept?\.?|Oct\.?|Nov\.?|Dec\.?)")
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:1[5-9]\d\d|20\d\d)"
-_NUMWORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+_NUMWORD = (r"(?:(?=[otfsenham])(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
             r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a|an|several|"
-            r"a few|few|some|many)")
+            r"a few|few|some|many))")
 _NUM = rf"(?:\d+(?:[.,]\d+)?|{_NUMWORD}(?:[- ]{_NUMWORD})*)"
 _UNIT_T = r"(?:years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|century)"
 _DAYLIST = rf"{_DAY}(?:\s*(?:,|and|&|to|until|-|–)\s*{_DAY})*"
@@ -322,14 +354,18 @@ DATE_PATTERNS = (
     ("date_mdy", re.compile(rf"\b{_MONTHS}\s+{_DAY}(?:\s*(?:,|and|-|–)\s*{_DAY})*(?:,?\s+{_YEAR})?(?![\w])"), 0.9),
     ("date_my", re.compile(rf"\b(?:(?:early|mid|late|end of|beginning of|the end of|the beginning of)[- ])?{_MONTHS}(?:\s+(?:of\s+)?{_YEAR})(?![\w])"), 1.0),
     ("date_numeric", re.compile(r"(?<![\w/.])(?:[0-3]?\d[./-][01]?\d[./-](?:1[5-9]\d\d|20\d\d|\d\d)|(?:1[5-9]\d\d|20\d\d)-[01]\d-[0-3]\d)(?![\w/]|\.\d)"), 0.95),
-    ("season", re.compile(rf"\b(?:(?:early|late|mid)[- ])?(?:spring|summer|autumn|fall|winter)(?:\s+and\s+(?:spring|summer|autumn|fall|winter))?\s+(?:of\s+)?{_YEAR}\b", re.I), 1.0),
+    ("season", re.compile(rf"\b(?=[elmsafw])(?:(?:early|late|mid)[- ])?(?:spring|summer|autumn|fall|winter)(?:\s+and\s+(?:spring|summer|autumn|fall|winter))?\s+(?:of\s+)?{_YEAR}\b", re.I), 1.0),
     ("decade", re.compile(r"\b(?:(?:early|mid|late)[- ])?(?:1[5-9]|20)\d0s\b"), 0.95),
     ("year", re.compile(rf"(?<![\w/.,§-])(?:{_YEAR})(?:\s*(?:-|–|/|to)\s*{_YEAR})?(?![\w/]|[.,]\d)"), 0.85),
     ("time", re.compile(r"\b(?:[01]?\d|2[0-3])[:.][0-5]\d(?:\s?(?:a\.m\.|p\.m\.|am|pm|AM|PM|hrs|h)|(?=\s?(?:o'clock)))|\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\b(?:1[0-2]|0?[1-9])\s?(?:a\.m\.|p\.m\.)"), 0.95),
     ("duration", re.compile(
-        rf"\b{_NUM}(?:\s+and\s+a\s+half)?[- ]{_UNIT_T}(?:(?:,\s*|\s+and\s+){_NUM}(?:[- ]{_UNIT_T}))*(?:\s+and\s+a\s+half)?(?![\w])", re.I), 0.8),
+        rf"\b(?=[\dotfsenham]){_NUM}(?:\s+and\s+a\s+half)?[- ]{_UNIT_T}(?:(?:,\s*|\s+and\s+){_NUM}(?:[- ]{_UNIT_T}))*(?:\s+and\s+a\s+half)?(?![\w])", re.I), 0.8),
 )
 _YEAR_LEGAL = re.compile(r"(?:\b(?:Act|Law|Code|Convention|Protocol|Regulation|Decree|Rules?|Treaty|Constitution|Reports|Series|Directive|Statute)\s*(?:of\s+)?(?:\d+\s+)?$)|(?:§\s*$)|(?:\bno\.?\s*\d+\s*(?:of\s+)?$)", re.I)
+
+
+_THE = re.compile(r"(?:the\s+)", re.I)
+_IN_FORCE = re.compile(r"(?:into force|in force|entry into force)\b[^.]{0,40}$")
 
 
 class DateTimeRecognizer(RegexRecognizer):
@@ -345,14 +381,15 @@ class DateTimeRecognizer(RegexRecognizer):
         text = match.string
         while e > s and text[e - 1] in " ,-–":
             e -= 1
-        m = re.match(r"(?:the\s+)", text[s:e], re.I)
+        m = _THE.match(text, s, e)
         if m:
-            s += m.end()
+            s = m.end()
         return s, e
 
     def validate(self, text, match, rule):
         raw = match.group(0)
-        if re.search(r"(?:into force|in force|entry into force)\b[^.]{0,40}$", text[max(0, match.start() - 60) : match.start()]):
+        before60 = text[max(0, match.start() - 60) : match.start()]
+        if "force" in before60 and _IN_FORCE.search(before60):
             return None  # the date a legal instrument entered into force: a generic legal reference
         if rule == "year":
             before = text[max(0, match.start() - 40) : match.start()]
@@ -395,13 +432,13 @@ _CUR_WORD = (r"(?:euros?|dollars?|(?:pounds?|pounds sterling)|sterling|(?:Swiss 
 _AMOUNT = r"(?:\d{1,3}(?:[,.  ]\d{3,4})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
 _MULT = r"(?:\s?(?:million|billion|thousand|trillion|m|bn|k)\b)?"
 _AMOUNT_WORDS = rf"(?:{_AMOUNT}{_MULT}|{_NUMWORD}(?:[- ]{_NUMWORD})*(?:\s(?:million|billion|thousand|hundred))+)"
-_APPROX = r"(?:(?:approximately|about|around|roughly|some|over|almost|nearly|more than|less than|up to)\s+)?"
+_APPROX = r"(?:(?=[arsonmlu])(?:approximately|about|around|roughly|some|over|almost|nearly|more than|less than|up to)\s+)?"
 
 MONEY_PATTERNS = (
-    ("money_code_first", re.compile(rf"{_APPROX}\b(?:{_CUR_CODES}|{_CUR_SYM})\s?{_AMOUNT}{_MULT}(?:\s\({_CUR_CODES}\))?"), 1.0),
+    ("money_code_first", re.compile(rf"{_APPROX}\b(?=[A-Z€$£¥₺₽₴])(?:{_CUR_CODES}|{_CUR_SYM})\s?{_AMOUNT}{_MULT}(?:\s\({_CUR_CODES}\))?"), 1.0),
     ("money_sym", re.compile(rf"{_APPROX}{_CUR_SYM}\s?{_AMOUNT}{_MULT}"), 1.0),
     ("money_amount_first", re.compile(
-        rf"{_APPROX}\b{_AMOUNT_WORDS}\s(?:{_CUR_WORD}|{_CUR_CODES})\b(?:\s\({_CUR_CODES}\)?)?", re.I), 1.0),
+        rf"{_APPROX}\b(?=[\dotfsenham]){_AMOUNT_WORDS}\s(?:{_CUR_WORD}|{_CUR_CODES})\b(?:\s\({_CUR_CODES}\)?)?", re.I), 1.0),
 )
 _UNITS = (r"(?:km|kilometres?|kilometers?|metres?|meters?|m|cm|centimetres?|mm|millimetres?|kg|kilos?|kilograms?|"
           r"grams?|g|tonnes?|tons?|litres?|liters?|l|ml|hectares?|ha|acres?|sq\.?\s?m|square metres?|square meters?|"
@@ -412,11 +449,17 @@ QUANTITY_PATTERNS = (
 )
 
 
+_CUR_SYM_RE = re.compile(_CUR_SYM)
+
+
 class MoneyRecognizer(RegexRecognizer):
     name = "money"
     entity_type = "QUANTITY"
     subtype = "MONEY"
     patterns = MONEY_PATTERNS
+
+    def absent(self, rule, text):
+        return rule == "money_sym" and _CUR_SYM_RE.search(text) is None
 
     def span(self, match):
         s, e = match.span()
@@ -438,6 +481,9 @@ class QuantityRecognizer(RegexRecognizer):
     name = "quantity"
     entity_type = "QUANTITY"
     patterns = QUANTITY_PATTERNS
+
+    def absent(self, rule, text):
+        return rule == "percent" and "%" not in text and "per cent" not in text and "percent" not in text
 
     def subtype_for(self, rule, match):
         return "PERCENT" if rule == "percent" or "%" in match.group(0) or "cent" in match.group(0) else "QUANTITY"
