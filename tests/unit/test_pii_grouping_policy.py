@@ -10,7 +10,7 @@ from anonstream.pii.grouping import DocumentEntities
 from anonstream.pii.keys import ENV_KEY, ENV_PREVIOUS, KeyRing, MissingKeyError
 from anonstream.pii.operators import OperatorContext, make_operator
 from anonstream.pii.gazetteer import city_population
-from anonstream.pii.policy import RulePolicy, VotingPolicy, named_after_large_city
+from anonstream.pii.policy import RulePolicy, VotingPolicy, is_small_count, named_after_large_city
 
 
 def test_person_mentions_group_by_surname_initials_and_titles():
@@ -90,6 +90,18 @@ def test_large_city_places_no_one():
     assert p.classify(_entity(ents, "LOC", "Ankara", "GPE"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "LOC", "Karacabey", "GPE"), ents) == "QUASI"
     assert RulePolicy(large_city_no_mask=False).classify(_entity(ents, "ORG", "Izmir Assize Court"), ents) == "QUASI"
+
+
+def test_small_counts_are_not_masked():
+    assert is_small_count(["two police officers"]) and is_small_count(["at least three occasions", "3 judges"])
+    assert not is_small_count(["five co-accused"]) and not is_small_count(["two police officers", "30 hearings"])
+    assert not is_small_count(["1,330 pages"]) and not is_small_count(["3.5 million people"])
+    assert not is_small_count(["approximately one thousand six hundred companies"])
+    assert not is_small_count(["twenty-one other persons"]) and not is_small_count(["thirteen members"])
+    ents = DocumentEntities("d")
+    assert RulePolicy().classify(_entity(ents, "QUANTITY", "two police officers", "CARDINAL"), ents) == "NO_MASK"
+    assert RulePolicy().classify(_entity(ents, "QUANTITY", "five co-accused", "CARDINAL"), ents) == "QUASI"
+    assert RulePolicy().classify(_entity(ents, "QUANTITY", "two billion kroner", "MONEY"), ents) == "QUASI"
 
 
 def test_voting_policy_needs_k_votes():

@@ -7,7 +7,7 @@ Two policies behind one interface (``IdentifierPolicy.classify(entity, doc) -> s
   whether it names the document's dominant country ("Polish", "Republic of Poland", "Polish Government":
   the respondent state in a court case identifies nobody), the size of a named place (a city of a million or more,
   or an institution named after one: GeoNames populations), descriptive public-body names ("General Directorate of
-  Highways": WordNet vocabulary, no place), vagueness of time expressions ("the same day"),
+  Highways": WordNet vocabulary, no place), counts of three or fewer ("two police officers"), vagueness of time expressions ("the same day"),
   legal references (TAB guidelines: generic legal references are not annotated) and allow-listed phrases.
 * ``VotingPolicy``: k-of-n voting over cheap indicators, after paper 001 §6.4 (a span is high risk if at least
   k indicators flag it). Indicators implement ``Indicator.vote(entity, doc) -> float`` (probability-like,
@@ -199,6 +199,17 @@ def is_descriptive_public_body(forms: Iterable[str], dominant: str | None) -> bo
     return True
 
 
+_SMALL_COUNT = re.compile(
+    r"^(?:(?:approximately|about|around|some|only|just|at least|at most|up to|fewer than|less than)\s+)?"
+    r"(?:one|two|three|both|a couple of|[1-3])\b(?![.,]\d|[\s-]+(?:hundred|thousand|million|billion|dozen))")
+
+
+def is_small_count(forms: Iterable[str]) -> bool:
+    """Every form counts three things or fewer ("two police officers", "at least three occasions"): a count that
+    small is shared by too many cases to single anyone out."""
+    return all(_SMALL_COUNT.match(f) for f in forms)
+
+
 def is_background_country(forms: Iterable[str], dominant: str | None) -> bool:
     if not dominant:
         return False
@@ -250,6 +261,7 @@ class RulePolicy(IdentifierPolicy):
     large_city_no_mask: bool = True
     large_city_population: int = 1_000_000
     descriptive_body_no_mask: bool = True
+    small_count_no_mask: bool = True
     # the background country needs at least two state-actor mentions ("Polish Government", "Republic of
     # Poland": weight 10 each); in a biography the subject's own nationality is no background
     background_min_weight: int = 20
@@ -279,6 +291,8 @@ class RulePolicy(IdentifierPolicy):
             return "NO_MASK"
         if t in ("ORG", "LOC", "MISC") and self.large_city_no_mask and all(
                 named_after_large_city(f, self.large_city_population) for f in forms):
+            return "NO_MASK"
+        if t == "QUANTITY" and sub == "CARDINAL" and self.small_count_no_mask and is_small_count(forms):
             return "NO_MASK"
         if t == "DATETIME" and self.vague_time_no_mask and is_vague_time(entity):
             return "NO_MASK"
