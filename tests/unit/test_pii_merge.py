@@ -63,3 +63,22 @@ def test_native_aliases_labelled_and_unlabelled():
     assert got == ["黄义达", "Huáng Yìdá"]
     text = "Jan Kowalski (Polish lawyer, born 1950) left."
     assert native_aliases(text, [_det(text, "Jan Kowalski", "PERSON")]) == []
+
+
+def test_translation_glosses_are_not_entities():
+    from anonstream.pii.vetting import PersonVetter, is_translation_gloss
+
+    def gloss(text: str, surface: str) -> bool:
+        start = text.index(surface)
+        return is_translation_gloss(text, start, start + len(surface))
+
+    assert gloss("He lodged an appeal (Beschwerde) with the court.", "Beschwerde")
+    assert gloss("the public prosecutor (Oberstaatsanwalt) said", "Oberstaatsanwalt")
+    assert not gloss("his brother (Ahmet) said", "Ahmet")  # a first name
+    assert not gloss("an accountancy firm (Revisorhuset A/S) and", "Revisorhuset A/S")  # a company
+    assert not gloss("a fisherwoman named Kali (Satyavati) who", "Satyavati")  # after a name, not a common noun
+    assert not gloss("the war in Poland (Beschwerde) and", "Beschwerde")
+    assert not gloss("moved to a country (Germany) in", "Germany")  # a place
+    text = "He lodged an appeal (Beschwerde) with the court."
+    kept = PersonVetter().vet(text, [_det(text, "Beschwerde", "PERSON")])
+    assert kept == []

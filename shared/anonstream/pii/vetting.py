@@ -22,6 +22,8 @@ when, in this order (first rule that applies):
 Before all of these, such a common word right after "studied"/"degree in" is a field of study (TAB DEM:
 education, "studied Law at") → DEM.
 
+A bare candidate that is a translation gloss — the whole of a parenthesis right after a lower-case word, no first
+name, no English word: "appeal (Beschwerde)" — is dropped, whatever type NER gave it.
 The "A. Background" that opens an enumerated section heading ("A. Background of the case", no final full stop)
 is dropped, whatever type NER gave it.
 Conversely, initials NER typed as a place or organisation ("E.H.") become PERSON (``initials_as_persons``).
@@ -36,8 +38,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
+from . import wordnet
 from .base import Detection
-from .gazetteer import TITLES, default_matcher, first_names
+from .gazetteer import TITLES, city_population, default_matcher, first_names
 from .grouping import DocumentEntities, _initial_of, _name_tokens, entity_form, normalize
 from .policy import GENERIC_ORG_WORDS, LEGAL_WORDS
 
@@ -131,6 +134,30 @@ _INITIALS_STOP = frozenset(("U.S.", "U.K.", "E.U.", "U.N.", "A.S.", "S.A.", "P.M
 _INITIALS_PAIR = re.compile(rf"(?:[{_UPPER}]\.\s?-?){{2,}}")
 
 
+def is_known_place(surface: str) -> bool:
+    """The whole of ``surface`` is a country or province of the gazetteer."""
+    return any(s == 0 and e == len(surface) and entry.type == "LOC"
+               for s, e, entry, _ in default_matcher().finditer(surface))
+
+
+_GLOSS_BEFORE = re.compile(r"(?<!\w)[a-z][a-z'’-]+\s*\(\s*$")
+
+
+def is_translation_gloss(text: str, start: int, end: int) -> bool:
+    """The span is the whole of a parenthesis right after a lower-case word — the original-language term for a
+    common noun ("appeal (Beschwerde)", "public prosecutor (Oberstaatsanwalt)") — and no word of it is a known
+    first name ("his brother (Ahmet)") or a common English word (WordNet)."""
+    if not _GLOSS_BEFORE.search(text[max(0, start - 40) : start]) or not re.match(r"\s*\)", text[end : end + 3]):
+        return False
+    surface = text[start:end]
+    if not re.fullmatch(r"[^\W\d_]+(?:[ -][^\W\d_]+)*", surface):
+        return False  # "Revisorhuset A/S", "S.A.": a company's name, not a word
+    words = _words(surface)
+    names = first_names()
+    return bool(words) and not any(w.lower() in names or wordnet.is_common_word(w) or city_population(w) is not None
+                                   for w in words) and not is_known_place(surface)
+
+
 def initials_as_persons(text: str, dets: list[Detection]) -> list[Detection]:
     """NER reads initials used as names ("E.H.", "A.H.") as GPE or ORG now and then; TAB counts initials as
     PERSON. Two or more dotted capitals typed LOC/ORG/MISC by NER become PERSON (common abbreviations excepted)."""
@@ -149,11 +176,9 @@ class PersonVetter:
 
     def __init__(self, confident: float = 0.75):
         self.confident = confident
-        self._places = default_matcher()
 
     def _is_place(self, surface: str) -> bool:
-        return any(s == 0 and e == len(surface) and entry.type == "LOC"
-                   for s, e, entry, _ in self._places.finditer(surface))
+        return is_known_place(surface)
 
     @staticmethod
     def _common_word(word: str) -> bool:
@@ -188,6 +213,8 @@ class PersonVetter:
         for d in dets:
             if d.recognizer in BARE_RECOGNIZERS and _is_heading(text, d.start, d.end):
                 continue  # "A. Background (of the case)": an enumerated section heading, of whatever NER type
+            if d.recognizer in BARE_RECOGNIZERS and is_translation_gloss(text, d.start, d.end):
+                continue  # "the public prosecutor (Oberstaatsanwalt)": the original term for a common noun
             if d.type != "PERSON" or _is_anchored(text[d.start : d.end], d.recognizer):
                 out.append(d)
                 continue
