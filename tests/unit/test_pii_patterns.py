@@ -66,6 +66,18 @@ def test_years_of_laws_and_entry_into_force_are_not_dates():
     assert hits == []
 
 
+def test_dates_of_laws_and_of_the_courts_own_events_are_not_dates_of_the_case():
+    rec = DateTimeRecognizer()
+    assert _hits(rec, "under the Law of 17 June 2004 on complaints") == []
+    assert _hits(rec, "Pursuant to Law no. 5190 of 16 June 2004, published in the Official Gazette on 30 June 2004,") == []
+    assert _hits(rec, "On 1 November 2001 the Court changed the composition of its Sections.") == []
+    assert _hits(rec, "The application was transmitted to the Court on 1 November 1998, when Protocol No. 11") == []
+    assert _hits(rec, "On 21 December 2000 Law no. 4616 came into force.") == []
+    # the facts of the case stay dates
+    assert "17 June 2004" in _hits(rec, "On 17 June 2004 the applicant was arrested.")
+    assert "16 June 2004" in _hits(rec, "the judgment of 16 June 2004 was served")
+
+
 def test_money_and_quantities_keep_units():
     text = "DKK 2,200,000 and 10,000 Polish zlotys (PLN), approximately EUR 19,000,000 and 50 metres and 30%"
     money = _hits(MoneyRecognizer(), text)

@@ -364,6 +364,18 @@ DATE_PATTERNS = (
 _YEAR_LEGAL = re.compile(r"(?:\b(?:Act|Law|Code|Convention|Protocol|Regulation|Decree|Rules?|Treaty|Constitution|Reports|Series|Directive|Statute)\s*(?:of\s+)?(?:\d+\s+)?$)|(?:§\s*$)|(?:\bno\.?\s*\d+\s*(?:of\s+)?$)", re.I)
 
 
+# Dates of legal instruments and of the Court's own institutional events are generic references, not facts of
+# the case (TAB guidelines, exceptions): "the Law of 17 June 2004", "Law no. 5190 of 16 June 2004", "published
+# in the Official Gazette on 30 June 2004", "On 1 November 2001 the Court changed the composition of its
+# Sections", "transmitted to the Court on 1 November 1998, when Protocol No. 11 ... came into force".
+_PARTIAL_DATE = (r"(?:\d{1,2}\s+)?(?:(?:January|February|March|April|May|June|July|August|September|October|"
+                 r"November|December)\s+)?")  # the part of the date before a sub-match ("June 2004", "2004")
+_LEGAL_DATE_BEFORE = re.compile(
+    r"(?:(?:\b(?:Act|Law|Code|Decree|Regulation|Ordinance|Statute|Directive|Resolution|Protocol)"
+    r"(?:\s+[Nn]o\.?\s*[\w/.-]+)?,?\s+of\s+(?:the\s+)?)"
+    r"|(?:\b(?:published|promulgated)\b[^.]{0,40}\bon\s+))" + _PARTIAL_DATE + "$")
+_LEGAL_DATE_AFTER = re.compile(
+    r"^,?\s+(?:the Court changed the composition|when Protocol No\.|(?:Law|Act|Decree)\s+[Nn]o\.)")
 _THE = re.compile(r"(?:the\s+)", re.I)
 _IN_FORCE = re.compile(r"(?:into force|in force|entry into force)\b[^.]{0,40}$")
 
@@ -391,6 +403,8 @@ class DateTimeRecognizer(RegexRecognizer):
         before60 = text[max(0, match.start() - 60) : match.start()]
         if "force" in before60 and _IN_FORCE.search(before60):
             return None  # the date a legal instrument entered into force: a generic legal reference
+        if _LEGAL_DATE_BEFORE.search(before60) or _LEGAL_DATE_AFTER.match(text[match.end() : match.end() + 40]):
+            return None  # the date of a law, or of the Court's own institutional events
         if rule == "year":
             before = text[max(0, match.start() - 40) : match.start()]
             if _YEAR_LEGAL.search(before):
