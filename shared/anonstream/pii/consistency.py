@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from ..records import EntitySpan
 from .grouping import DocumentEntities
+from .occurrences import find_occurrences
 
 RECOGNIZER = "consistency/same_surface"
 _FUNCTION_WORDS = frozenset(("the", "a", "an", "of", "and", "or", "for", "in", "on", "at", "to", "by", "with", "from", "s"))
@@ -72,19 +73,18 @@ def consistent_spans(text: str, spans: list[EntitySpan], entities: DocumentEntit
     forms = masked_forms(entities)
     if not forms:
         return spans
-    pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)) + r")(?!\w)")
     masked = sorted((s for s in spans if masks(s)), key=lambda s: s.start)
     new: list[list[Any]] = []  # [start, end, entity]
-    for m in pattern.finditer(text):
-        over = [s for s in masked if s.start < m.end() and m.start() < s.end]
-        if any(s.start <= m.start() and m.end() <= s.end for s in over):
+    for m_start, m_end, form in find_occurrences(text, forms):
+        over = [s for s in masked if s.start < m_end and m_start < s.end]
+        if any(s.start <= m_start and m_end <= s.end for s in over):
             continue  # already masked
-        start = min([m.start()] + [s.start for s in over])
-        end = max([m.end()] + [s.end for s in over])
+        start = min([m_start] + [s.start for s in over])
+        end = max([m_end] + [s.end for s in over])
         if new and start < new[-1][1]:  # overlaps the previous one (through a shared masked span): merge
             new[-1][1] = max(new[-1][1], end)
         else:
-            new.append([start, end, forms[m.group(0)]])
+            new.append([start, end, forms[form]])
     if not new:
         return spans
     out: list[EntitySpan] = []

@@ -17,6 +17,7 @@ from typing import Any
 
 from .base import Detection
 from .gazetteer import TITLES
+from .occurrences import find_occurrences
 
 STRONG_RECOGNIZERS = frozenset(("email", "url", "phone", "iban", "card", "ip"))
 
@@ -249,15 +250,12 @@ def propagate_mentions(text: str, dets: list[Detection], known: dict[str, tuple[
     occupied = sorted((d.start, d.end) for d in dets)
     starts = [s for s, _ in occupied]
     out = []
-    pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-                         + r")(?![\w-])")
-    for m in pattern.finditer(text):
-        s, e = m.span()
+    for s, e, form in find_occurrences(text, forms, boundary="-"):
         if not text[s].isupper() and not text[s].isdigit():
             continue
         i = bisect.bisect_right(starts, e) - 1
         if any(os < e and s < oe for os, oe in occupied[max(0, i - 3) : i + 1]):
             continue
-        typ, sub = forms[m.group(0)]
+        typ, sub = forms[form]
         out.append(Detection(s, e, typ, 0.8, "propagation", "same_form", subtype=sub))
     return out
