@@ -77,3 +77,11 @@ def test_allow_and_deny_lists_and_operator_config(engine):
     phone = next(s for s in spans if s.subtype == "PHONE")
     assert phone.surrogate == "*" * (len("+44 20 7946 0958") - 2) + "58"
     assert "Polat" not in new and "jane.doe" not in new and ("CODE", "EMAIL") in by_type
+
+
+def test_dates_of_laws_are_dropped_whatever_recognizer_found_them(engine):
+    text = ("Pursuant to Law no. 5190 of 16 June 2004, published in the Official Gazette on 30 June 2004, "
+            "the applicant was released on 17 June 2004. On 1 November 2001 the Court changed the composition "
+            "of its Sections.")
+    dates = [s.text for s in engine.detect(text, DocumentEntities("d")) if s.type == "DATETIME"]
+    assert dates == ["17 June 2004"]

@@ -48,7 +48,7 @@ from .windows import NerWindows
 from .operators import Operator, OperatorContext, make_operator
 from .patterns import (
     CardRecognizer, CaseNumberRecognizer, DateTimeRecognizer, EmailRecognizer, IbanRecognizer, IpRecognizer,
-    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, UrlRecognizer,
+    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, UrlRecognizer, is_legal_date,
 )
 from .policy import IdentifierPolicy, country_of, make_policy, rank_max
 from .vetting import PersonVetter, VetContext
@@ -213,7 +213,8 @@ class PiiEngine:
         found: list[Detection] = []
         for r in self.recognizers:
             found.extend(r.analyze(text, doc))
-        found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()]
+        found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()
+                 and not (d.type == "DATETIME" and is_legal_date(text, d.start, d.end))]
         if self._allow:
             found = [d for d in found if normalize(text[d.start : d.end]) not in self._allow]
         ctx = None

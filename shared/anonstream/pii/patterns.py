@@ -376,6 +376,15 @@ _LEGAL_DATE_BEFORE = re.compile(
     r"|(?:\b(?:published|promulgated)\b[^.]{0,40}\bon\s+))" + _PARTIAL_DATE + "$")
 _LEGAL_DATE_AFTER = re.compile(
     r"^,?\s+(?:the Court changed the composition|when Protocol No\.|(?:Law|Act|Decree)\s+[Nn]o\.)")
+
+
+def is_legal_date(text: str, start: int, end: int) -> bool:
+    """The date at [start, end) dates a law or one of the Court's own institutional events (see above); used for
+    every DATETIME detection, whatever recognizer found it (engine.py)."""
+    return bool(_LEGAL_DATE_BEFORE.search(text[max(0, start - 60) : start])
+                or _LEGAL_DATE_AFTER.match(text[end : end + 40]))
+
+
 _THE = re.compile(r"(?:the\s+)", re.I)
 _IN_FORCE = re.compile(r"(?:into force|in force|entry into force)\b[^.]{0,40}$")
 
@@ -403,7 +412,7 @@ class DateTimeRecognizer(RegexRecognizer):
         before60 = text[max(0, match.start() - 60) : match.start()]
         if "force" in before60 and _IN_FORCE.search(before60):
             return None  # the date a legal instrument entered into force: a generic legal reference
-        if _LEGAL_DATE_BEFORE.search(before60) or _LEGAL_DATE_AFTER.match(text[match.end() : match.end() + 40]):
+        if is_legal_date(text, match.start(), match.end()):
             return None  # the date of a law, or of the Court's own institutional events
         if rule == "year":
             before = text[max(0, match.start() - 40) : match.start()]
