@@ -82,6 +82,6 @@ def test_allow_and_deny_lists_and_operator_config(engine):
 def test_dates_of_laws_are_dropped_whatever_recognizer_found_them(engine):
     text = ("Pursuant to Law no. 5190 of 16 June 2004, published in the Official Gazette on 30 June 2004, "
             "the applicant was released on 17 June 2004. On 1 November 2001 the Court changed the composition "
-            "of its Sections.")
+            "of its Sections. It relied on Articles 44 and 48 and on Law no. 3713 (the 1991 Act).")
     dates = [s.text for s in engine.detect(text, DocumentEntities("d")) if s.type == "DATETIME"]
     assert dates == ["17 June 2004"]

@@ -73,6 +73,7 @@ def test_dates_of_laws_and_of_the_courts_own_events_are_not_dates_of_the_case():
     assert _hits(rec, "On 1 November 2001 the Court changed the composition of its Sections.") == []
     assert _hits(rec, "The application was transmitted to the Court on 1 November 1998, when Protocol No. 11") == []
     assert _hits(rec, "On 21 December 2000 Law no. 4616 came into force.") == []
+    assert _hits(rec, "Proceedings under the 2004 Act; the 1997 Lustration Act entered into force on 3 August 1997.") == []
     # the facts of the case stay dates
     assert "17 June 2004" in _hits(rec, "On 17 June 2004 the applicant was arrested.")
     assert "16 June 2004" in _hits(rec, "the judgment of 16 June 2004 was served")

@@ -367,15 +367,20 @@ _YEAR_LEGAL = re.compile(r"(?:\b(?:Act|Law|Code|Convention|Protocol|Regulation|D
 # Dates of legal instruments and of the Court's own institutional events are generic references, not facts of
 # the case (TAB guidelines, exceptions): "the Law of 17 June 2004", "Law no. 5190 of 16 June 2004", "published
 # in the Official Gazette on 30 June 2004", "On 1 November 2001 the Court changed the composition of its
-# Sections", "transmitted to the Court on 1 November 1998, when Protocol No. 11 ... came into force".
+# Sections", "transmitted to the Court on 1 November 1998, when Protocol No. 11 ... came into force", "the 2004
+# Act", and numbers NER reads as dates in "Law no. 3713" or "Articles 44 and 48".
 _PARTIAL_DATE = (r"(?:\d{1,2}\s+)?(?:(?:January|February|March|April|May|June|July|August|September|October|"
                  r"November|December)\s+)?")  # the part of the date before a sub-match ("June 2004", "2004")
 _LEGAL_DATE_BEFORE = re.compile(
     r"(?:(?:\b(?:Act|Law|Code|Decree|Regulation|Ordinance|Statute|Directive|Resolution|Protocol)"
     r"(?:\s+[Nn]o\.?\s*[\w/.-]+)?,?\s+of\s+(?:the\s+)?)"
-    r"|(?:\b(?:published|promulgated)\b[^.]{0,40}\bon\s+))" + _PARTIAL_DATE + "$")
+    r"|(?:\b(?:published|promulgated)\b[^.]{0,40}\bon\s+)"
+    r"|(?:\b(?:entered|came|enter|come|entry)\s+into\s+force\s+on\s+))" + _PARTIAL_DATE + "$"
+    # a number NER took for a date: "Law no. 3713", "Articles 44 and 48", "art. 44"
+    r"|(?:\b(?:Law|Act|Decree|Regulation)\s+[Nn]o\.\s*$)|(?:\b(?:Articles?|art\.)\s+(?:\d+\s+and\s+)?$)")
 _LEGAL_DATE_AFTER = re.compile(
-    r"^,?\s+(?:the Court changed the composition|when Protocol No\.|(?:Law|Act|Decree)\s+[Nn]o\.)")
+    r"^,?\s+(?:the Court changed the composition|when Protocol No\.|(?:Law|Act|Decree)\s+[Nn]o\.)"
+    r"|^\s+(?:[A-Z][a-z]+\s+)?(?:Act|Law|Code|Constitution|Decree|Regulations?)\b")  # "the 2004 Act", "the 1997 Lustration Act"
 
 
 def is_legal_date(text: str, start: int, end: int) -> bool:
