@@ -78,7 +78,7 @@ EXTRA_OCCUPATIONS = (
     "conductor", "rapper", "screenwriter", "playwright", "novelist", "filmmaker", "film director", "educator",
     "forester", "philanthropist", "diplomat", "cleric", "model", "comedian", "broadcaster", "presenter",
     "television presenter", "radio presenter", "columnist", "commentator", "critic", "cartoonist", "sculptor",
-    "dancer", "choreographer", "midfielder", "defender", "goalkeeper", "striker", "winger", "forward",
+    "dancer", "choreographer", "midfielder", "defender", "goalkeeper", "striker", "winger",
     "batsman", "bowler", "wicket-keeper", "cricketer", "cyclist", "rower", "swimmer", "wrestler", "racing driver",
     "jockey", "sprinter", "runner", "tennis player", "golfer", "skier", "figure skater", "chess player",
     "grandmaster", "astronaut", "inventor", "industrialist", "banker", "investor", "economist", "sociologist",
