@@ -82,3 +82,12 @@ def test_translation_glosses_are_not_entities():
     text = "He lodged an appeal (Beschwerde) with the court."
     kept = PersonVetter().vet(text, [_det(text, "Beschwerde", "PERSON")])
     assert kept == []
+
+
+def test_title_case_runs_leave_dates_to_the_date_recognizers():
+    from anonstream.pii.gazetteer import ProperPhraseRecognizer
+
+    text = "It was published in the Official Gazette on 30 June 2004 and read by the Chief Building Inspector."
+    got = [text[d.start:d.end] for d in ProperPhraseRecognizer().analyze(text)]
+    assert "Chief Building Inspector" in got
+    assert not any("June" in g for g in got)

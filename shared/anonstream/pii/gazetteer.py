@@ -635,6 +635,8 @@ _QUOTED = re.compile(r"[“\"]([A-Z0-9][^“”\"\n]{0,80}?)[”\"]")
 _TITLE_CASE = re.compile(
     rf"(?<![\w’'-])[{_UP}][\w’'-]*(?:\s+(?:(?:of|the|and|&|in|on|for|a|an|at|de|del|du|la|le|von|van|der)\s+)*"
     rf"[{_UP}0-9][\w’'-]*)+")
+_HAS_DATE_PART = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|"
+                            r"November|December)\b")
 _QUOTE_STOP = re.compile(r"\b(?:applicant|Government|Court|Convention|Article|Commission|Rule)s?\b")
 
 
@@ -659,6 +661,8 @@ class ProperPhraseRecognizer(Recognizer):
             before = text[max(0, s - 3) : s]
             if s == 0 or re.search(r"(?:[.!?:;]\s*|\n\s*|^\s*)$", before) or before.endswith(("“", "\"", "(")):
                 continue  # sentence-initial capitals are no evidence
+            if _HAS_DATE_PART.search(m.group(0)):
+                continue  # "June 2004", "Official Gazette on 30 June 2004": dates are the date recognizers' call
             out.append(Detection(s, m.end(), "MISC", 0.55, self.name, "title_case", subtype=None))
         return out
 
