@@ -94,6 +94,7 @@ def test_institutions_of_large_cities_single_no_one_out():
 
 def test_small_counts_are_not_masked():
     assert is_small_count(["two police officers"]) and is_small_count(["at least three occasions", "3 judges"])
+    assert is_small_count(["four co-defendants"])
     assert not is_small_count(["five co-accused"]) and not is_small_count(["two police officers", "30 hearings"])
     assert not is_small_count(["1,330 pages"]) and not is_small_count(["3.5 million people"])
     assert not is_small_count(["approximately one thousand six hundred companies"])

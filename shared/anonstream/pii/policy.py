@@ -7,7 +7,7 @@ Two policies behind one interface (``IdentifierPolicy.classify(entity, doc) -> s
   whether it names the document's dominant country ("Polish", "Republic of Poland", "Polish Government":
   the respondent state in a court case identifies nobody), institutions named after a large city (half a
   million people or more: GeoNames populations), descriptive public-body names ("General Directorate of
-  Highways": WordNet vocabulary, no place), counts of three or fewer ("two police officers"), vagueness of time expressions ("the same day"),
+  Highways": WordNet vocabulary, no place), counts of four or fewer ("two police officers"), vagueness of time expressions ("the same day"),
   legal references (TAB guidelines: generic legal references are not annotated) and allow-listed phrases.
 * ``VotingPolicy``: k-of-n voting over cheap indicators, after paper 001 §6.4 (a span is high risk if at least
   k indicators flag it). Indicators implement ``Indicator.vote(entity, doc) -> float`` (probability-like,
@@ -201,11 +201,11 @@ def is_descriptive_public_body(forms: Iterable[str], dominant: str | None) -> bo
 
 _SMALL_COUNT = re.compile(
     r"^(?:(?:approximately|about|around|some|only|just|at least|at most|up to|fewer than|less than)\s+)?"
-    r"(?:one|two|three|both|a couple of|[1-3])\b(?![.,]\d|[\s-]+(?:hundred|thousand|million|billion|dozen))")
+    r"(?:one|two|three|four|both|a couple of|[1-4])\b(?![.,]\d|[\s-]+(?:hundred|thousand|million|billion|dozen))")
 
 
 def is_small_count(forms: Iterable[str]) -> bool:
-    """Every form counts three things or fewer ("two police officers", "at least three occasions"): a count that
+    """Every form counts four things or fewer ("two police officers", "at least three occasions"): a count that
     small is shared by too many cases to single anyone out."""
     return all(_SMALL_COUNT.match(f) for f in forms)
 
