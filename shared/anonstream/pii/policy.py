@@ -7,7 +7,8 @@ Two policies behind one interface (``IdentifierPolicy.classify(entity, doc) -> s
   whether it names the document's dominant country ("Polish", "Republic of Poland", "Polish Government":
   the respondent state in a court case identifies nobody), institutions named after a large city (350,000
   people or more: GeoNames populations), descriptive public-body names ("General Directorate of
-  Highways": WordNet vocabulary, no place), counts of four or fewer ("two police officers"), vagueness of time expressions ("the same day"),
+  Highways": WordNet vocabulary, no place), counts of four or fewer ("two police officers"), vagueness of
+  time expressions ("the same day"),
   legal references (TAB guidelines: generic legal references are not annotated) and allow-listed phrases.
 * ``VotingPolicy``: k-of-n voting over cheap indicators, after paper 001 §6.4 (a span is high risk if at least
   k indicators flag it). Indicators implement ``Indicator.vote(entity, doc) -> float`` (probability-like,
@@ -49,7 +50,7 @@ cabinet senate republic kingdom state's states government's federation union cen
 governor governor's governorship prefecture prefect mayor mayor's town hall land registry land tax revenue customs
 leave committee's appeals' penitentiary enforcement bailiff bailiff's bailiffs office. legal aid
 second third fourth fifth sixth seventh eighth ninth tenth former new old to
-agent agents co-agent adviser advisers delegate delegates series counsel execution enforcement lands surveys
+agent agents co-agent adviser advisers delegate delegates series counsel execution lands surveys
 remand centre center prison prisons detention
 """.split())
 
@@ -145,11 +146,16 @@ def is_generic_org(forms: Iterable[str], dominant: str | None) -> bool:
     return True
 
 
+def _without_glosses(form: str) -> str:
+    """``form`` without parenthesized glosses ("Warsaw Regional Court (Sąd Okręgowy)" → "Warsaw Regional Court")."""
+    return re.sub(r"\s*\([^)]*\)?", " ", form).strip()
+
+
 def named_after_large_city(form: str, min_population: int) -> bool:
     """``form`` is a city of at least ``min_population`` inhabitants ("İstanbul"), or an institution named by
     one and otherwise generic ("İstanbul State Security Court", "Warsaw Regional Court (Sąd Okręgowy)"):
-    such a mention places its subject among millions. Parenthesized glosses are ignored."""
-    form = re.sub(r"\s*\([^)]*\)?", " ", form).strip()
+    such a mention places its subject among hundreds of thousands. Parenthesized glosses are ignored."""
+    form = _without_glosses(form)
     if (pop := city_population(form)) is not None:
         return pop >= min_population
     place = [w for w in _words(form) if w not in GENERIC_ORG_WORDS]
@@ -183,7 +189,7 @@ def is_descriptive_public_body(forms: Iterable[str], dominant: str | None) -> bo
     if not wordnet.available():
         return False
     for form in forms:
-        form = re.sub(r"\s*\([^)]*\)?", " ", form).strip()
+        form = _without_glosses(form)
         words = _words(form)
         if not any(w in PUBLIC_BODY_HEADS for w in words):
             return False
