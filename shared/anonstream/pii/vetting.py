@@ -177,9 +177,6 @@ class PersonVetter:
     def __init__(self, confident: float = 0.75):
         self.confident = confident
 
-    def _is_place(self, surface: str) -> bool:
-        return is_known_place(surface)
-
     @staticmethod
     def _common_word(word: str) -> bool:
         w = word.lower()
@@ -236,7 +233,7 @@ class PersonVetter:
         if single and self._common_word(surface) and _STUDY_BEFORE.search(text[max(0, d.start - 24) : d.start]):
             return "DEM", "EDUCATION", "field_of_study"  # "studied Law at"
         # 1. places
-        if self._is_place(surface):
+        if is_known_place(surface):
             return "LOC", "GPE", "place"
         if _LOCATIVE_BEFORE.search(text[max(0, d.start - 8) : d.start]) and not _POSSESSIVE_AFTER.match(text[d.end : d.end + 3]):
             return "LOC", "GPE", "locative"
