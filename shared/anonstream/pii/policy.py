@@ -265,8 +265,9 @@ class RulePolicy(IdentifierPolicy):
     # an institution named after a large city ("İstanbul State Security Court") serves too many people to
     # single one out. TAB train first 100, mentions of courts and offices (benchmarks/tab_place_stats.py): ≥ 1M
     # inhabitants 85 % NO_MASK, 300k–1M 66 %, 100k–300k 18 %, < 100k 22 %. The city itself stays QUASI (a place
-    # of living or birth is a classic quasi-identifier). The threshold trades recall for precision and was fitted on those 100 documents; the
-    # frontier (300k, 500k, 1M) is measured next to the default by `make bench` (benchmarks/results/pii.md).
+    # of living or birth is a classic quasi-identifier). The threshold trades recall for precision and was fitted
+    # on those 100 documents; the frontier (300k, 500k, 1M) is measured next to the default by `make bench`
+    # (benchmarks/results/pii.md).
     large_city_no_mask: bool = True
     large_city_population: int = 350_000
     descriptive_body_no_mask: bool = True
