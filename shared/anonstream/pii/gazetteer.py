@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .base import Detection, Recognizer
+from .patterns import MONTH_NAMES
 
 TITLES = (
     "Mr", "Mrs", "Ms", "Miss", "Mx", "Mme", "Mlle", "Messrs", "Dr", "Prof", "Professor", "Judge", "Justice", "Sir",
@@ -635,8 +636,7 @@ _QUOTED = re.compile(r"[“\"]([A-Z0-9][^“”\"\n]{0,80}?)[”\"]")
 _TITLE_CASE = re.compile(
     rf"(?<![\w’'-])[{_UP}][\w’'-]*(?:\s+(?:(?:of|the|and|&|in|on|for|a|an|at|de|del|du|la|le|von|van|der)\s+)*"
     rf"[{_UP}0-9][\w’'-]*)+")
-_HAS_DATE_PART = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|"
-                            r"November|December)\b")
+_HAS_DATE_PART = re.compile(rf"\b(?:{MONTH_NAMES})\b")
 _QUOTE_STOP = re.compile(r"\b(?:applicant|Government|Court|Convention|Article|Commission|Rule)s?\b")
 
 

@@ -338,8 +338,8 @@ class CaseNumberRecognizer(RegexRecognizer):
 # ---------------------------------------------------------------------------------------------
 # Dates, times and durations
 # ---------------------------------------------------------------------------------------------
-_MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
-           r"Jan\.?|Feb\.?|Mar\.?|Apr\.?|Jun\.?|Jul\.?|Aug\.?|Sept?\.?|Oct\.?|Nov\.?|Dec\.?)")
+MONTH_NAMES = "January|February|March|April|May|June|July|August|September|October|November|December"
+_MONTHS = rf"(?:{MONTH_NAMES}|Jan\.?|Feb\.?|Mar\.?|Apr\.?|Jun\.?|Jul\.?|Aug\.?|Sept?\.?|Oct\.?|Nov\.?|Dec\.?)"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:1[5-9]\d\d|20\d\d)"
 _NUMWORD = (r"(?:(?=[otfsenham])(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
@@ -369,8 +369,8 @@ _YEAR_LEGAL = re.compile(r"(?:\b(?:Act|Law|Code|Convention|Protocol|Regulation|D
 # in the Official Gazette on 30 June 2004", "On 1 November 2001 the Court changed the composition of its
 # Sections", "transmitted to the Court on 1 November 1998, when Protocol No. 11 ... came into force", "the 2004
 # Act", and numbers NER reads as dates in "Law no. 3713" or "Articles 44 and 48".
-_PARTIAL_DATE = (r"(?:\d{1,2}\s+)?(?:(?:January|February|March|April|May|June|July|August|September|October|"
-                 r"November|December)\s+)?")  # the part of the date before a sub-match ("June 2004", "2004")
+# the part of a date before a sub-match of it ("June 2004", "2004" in "17 June 2004")
+_PARTIAL_DATE = rf"(?:\d{{1,2}}\s+)?(?:(?:{MONTH_NAMES})\s+)?"
 _LEGAL_DATE_BEFORE = re.compile(
     r"(?:(?:\b(?:Act|Law|Code|Decree|Regulation|Ordinance|Statute|Directive|Resolution|Protocol)"
     r"(?:\s+[Nn]o\.?\s*[\w/.-]+)?,?\s+of\s+(?:the\s+)?)"
