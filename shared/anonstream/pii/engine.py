@@ -42,6 +42,7 @@ from .gazetteer import (
 from .consistency import RECOGNIZER as CONSISTENCY, consistent_spans, record_masked_surfaces
 from .grouping import DocumentEntities, normalize
 from .keys import KeyRing
+from .boundaries import extend_names, without_ordinal
 from .merge import combine_adjacent, native_aliases, propagate_mentions, refine, resolve_overlaps
 from .ner import SpacyNerRecognizer
 from .windows import NerWindows
@@ -221,7 +222,8 @@ class PiiEngine:
         if self._vetter is not None:
             ctx = VetContext.from_registry(entities)
             found = self._vetter.vet(text, found, ctx)
-        dets = combine_adjacent(text, resolve_overlaps(found, self.config.confident))
+        dets = resolve_overlaps(found, self.config.confident)
+        dets = combine_adjacent(text, resolve_overlaps(extend_names(text, dets), self.config.confident))
         extra = native_aliases(text, dets)
         if self.config.propagate:
             extra += propagate_mentions(text, dets + extra, known)
@@ -234,7 +236,7 @@ class PiiEngine:
     def _to_spans(self, text: str, dets: list[Detection], entities: DocumentEntities) -> list[EntitySpan]:
         resolved = []
         for d in dets:
-            surface = text[d.start : d.end]
+            surface = without_ordinal(text[d.start : d.end])
             ent = entities.resolve(d.type, surface, d.subtype, d.recognizer, following=text[d.end : d.end + 16])
             ent["surface"] = ent.get("surface") or surface
             if d.type in ("LOC", "DEM", "ORG") and ent.get("country") is None:
