@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ..records import EntitySpan
+from .aliases import LifeDatesRecognizer, stated_aliases
 from .base import Detection, Recognizer
 from .gazetteer import (
     AcronymRecognizer, GazetteerRecognizer, InitialsRecognizer, InstitutionRecognizer, LetterNameRecognizer,
@@ -101,7 +102,7 @@ class InMemoryPseudonymStore(PseudonymStore):
 # ---------------------------------------------------------------------------------------------
 ALL_RECOGNIZERS = ("ner", "email", "url", "phone", "iban", "card", "ip", "case_number", "datetime", "money",
                    "quantity", "gazetteer", "title", "initials", "acronym", "institution", "letter_name", "role",
-                   "proper_phrase")
+                   "proper_phrase", "life_dates")
 
 
 @dataclass
@@ -159,6 +160,7 @@ def build_recognizers(config: PiiConfig) -> list[Recognizer]:
         ("quantity", QuantityRecognizer), ("gazetteer", GazetteerRecognizer), ("title", TitleRecognizer),
         ("initials", InitialsRecognizer), ("acronym", AcronymRecognizer), ("institution", InstitutionRecognizer),
         ("letter_name", LetterNameRecognizer), ("role", RoleRecognizer), ("proper_phrase", ProperPhraseRecognizer),
+        ("life_dates", LifeDatesRecognizer),
     ]
     out = [factory() for name, factory in table if name in enabled]
     if config.deny_list:
@@ -224,7 +226,7 @@ class PiiEngine:
             found = self._vetter.vet(text, found, ctx)
         dets = resolve_overlaps(found, self.config.confident)
         dets = combine_adjacent(text, resolve_overlaps(extend_names(text, dets), self.config.confident))
-        extra = native_aliases(text, dets)
+        extra = native_aliases(text, dets) + stated_aliases(text, dets)
         if self.config.propagate:
             extra += propagate_mentions(text, dets + extra, known)
         if extra and self._vetter is not None:
