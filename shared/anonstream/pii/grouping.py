@@ -13,6 +13,7 @@ The registry is per document and carried across its chunks (``to_state``/``from_
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Any
@@ -22,17 +23,23 @@ from .gazetteer import TITLES
 _TITLE_PREFIX = re.compile(rf"^(?:(?:{'|'.join(t.lower() for t in TITLES)})\.?\s+(?:and\s+)?)+", re.I)
 _PAREN_TAIL = re.compile(r"\s*\([^()]*\)\s*$")
 _STRIP = " .,;:'\"’“”()[]"
+_SPACES = re.compile(r"\s+")
+_ARTICLE = re.compile(r"^(?:the|a|an) ")
+_POSSESSIVE = re.compile(r"'s$")
 IDENTIFIER_RANK = {"NO_MASK": 0, "QUASI": 1, "DIRECT": 2}
 
 
+@functools.lru_cache(maxsize=8192)
 def normalize(text: str) -> str:
+    """Comparison form of a surface (cached: the same surfaces recur across mentions, chunks and stages)."""
     text = unicodedata.normalize("NFKC", text).replace("‑", "-").replace("’", "'").casefold()
-    text = re.sub(r"\s+", " ", text).strip(_STRIP)
-    text = re.sub(r"^(?:the|a|an) ", "", text)
-    text = re.sub(r"'s$", "", text)
+    text = _SPACES.sub(" ", text).strip(_STRIP)
+    text = _ARTICLE.sub("", text)
+    text = _POSSESSIVE.sub("", text)
     return text
 
 
+@functools.lru_cache(maxsize=8192)
 def entity_form(entity_type: str, text: str) -> str:
     if entity_type in ("ORG", "LOC", "MISC"):
         text = _PAREN_TAIL.sub("", text) or text
