@@ -137,9 +137,11 @@ class NerWindows:
             windows = self.trigger_windows(doc)
             if not windows:
                 continue
-            # the full Doc's own tokens (Span.as_doc would also copy vectors and arrays: 10x slower)
-            words = [t.text for t in doc]
-            spaces = [bool(t.whitespace_) for t in doc]
+            # the full Doc's own lexemes, by ORTH id (Span.as_doc would also copy vectors and arrays: 10x slower;
+            # Token objects and string lookups 3x slower)
+            tokens = doc.to_array(["ORTH", "SPACY"])
+            words = tokens[:, 0].tolist()
+            spaces = tokens[:, 1].astype(bool).tolist()
             for a, b in windows:
                 owners.append((k, a))
                 pieces.append(Doc(vocab, words=words[a:b], spaces=spaces[a:b]))
