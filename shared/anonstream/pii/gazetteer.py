@@ -530,6 +530,14 @@ ACRONYM_STOP = frozenset((
 ))
 
 
+def _is_heading(text: str, line_start: int) -> bool:
+    """The line starting at ``line_start`` is mostly capitals (more than 60 % of its letters)."""
+    line_end = text.find("\n", line_start)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    letters = [c for c in line if c.isalpha()]
+    return bool(letters) and sum(c.isupper() for c in letters) / len(letters) > 0.6
+
+
 class AcronymRecognizer(Recognizer):
     """All-capital tokens (``PKK``, ``HAK-PAR``, ``TDKP/GKB``) outside all-capital headings: ORG candidates."""
 
@@ -541,16 +549,17 @@ class AcronymRecognizer(Recognizer):
 
     def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
         out = []
+        headings: dict[int, bool] = {}  # line start -> is that line an all-capitals heading
         for m in _ACRONYM.finditer(text):
             raw = m.group(0)
             if raw in self.stop or _ROMAN.match(raw) or len(raw) < 2:
                 continue
             line_start = text.rfind("\n", 0, m.start()) + 1
-            line_end = text.find("\n", m.end())
-            line = text[line_start : line_end if line_end >= 0 else len(text)]
-            letters = [c for c in line if c.isalpha()]
-            if letters and sum(c.isupper() for c in letters) / len(letters) > 0.6:
-                continue  # an all-capitals heading
+            heading = headings.get(line_start)
+            if heading is None:
+                heading = headings[line_start] = _is_heading(text, line_start)
+            if heading:
+                continue
             out.append(Detection(m.start(), m.end(), "ORG", self.score, self.name, "acronym", subtype="ORG"))
         return out
 
