@@ -31,6 +31,11 @@ except ImportError:  # pragma: no cover - depends on the environment
     phonenumbers = None
 
 
+# Some patterns begin with their first character class and check the character before it right after
+# (``\d(?<![\d.]\d)`` rather than ``(?<![\d.])\d``): a pattern that begins with a character class lets the
+# regex engine skip straight to the candidate characters instead of trying every position (3x faster scans).
+
+
 def _window(text: str, start: int, end: int, before: int = 40, after: int = 0) -> str:
     return text[max(0, start - before) : end + after].lower()
 
@@ -214,7 +219,7 @@ class IbanRecognizer(RegexRecognizer):
     name = "iban"
     subtype = "IBAN"
     patterns = (
-        ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,4})?\b"), 1.0),
+        ("iban", re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,4})?\b"), 1.0),
     )
 
     def validate(self, text, match, rule):
@@ -239,7 +244,7 @@ _CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|2
 class CardRecognizer(RegexRecognizer):
     name = "card"
     subtype = "CARD"
-    patterns = (("card", re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])"), 1.0),)
+    patterns = (("card", re.compile(r"\d(?<![\d-]\d)[ -]?(?:\d[ -]?){11,17}\d(?![\d-])"), 1.0),)
 
     def validate(self, text, match, rule):
         digits = re.sub(r"\D", "", match.group(0))
@@ -254,7 +259,7 @@ class IpRecognizer(RegexRecognizer):
     name = "ip"
     subtype = "IP"
     patterns = (
-        ("ipv4", re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.]|\.\d)"), 1.0),
+        ("ipv4", re.compile(r"\d(?<![\d.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?![\d.]|\.\d)"), 1.0),
         ("ipv6", re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}(?::|[0-9A-Fa-f]{1,4})(?:[0-9A-Fa-f:]*)(?![\w:])"), 1.0),
     )
 
@@ -273,11 +278,13 @@ class IpRecognizer(RegexRecognizer):
 # ---------------------------------------------------------------------------------------------
 CODE_CONTEXT = ("application", "applications", "no.", "nos.", "no", "number", "case", "file", "reference", "ref.",
                 "registration", "register", "passport", "licence", "license", "plate", "id", "account", "docket")
-_CASE = re.compile(r"(?<![\w/.-])\d{1,6}/\d{2,4}(?:/\d{1,4})?(?![\w/]|\.\d)")
+_CASE = re.compile(r"\d(?<![\w/.-]\d)\d{0,5}/\d{2,4}(?:/\d{1,4})?(?![\w/]|\.\d)")
 _REF = re.compile(
     r"(?<![\w/.-])(?:[A-Z]{1,5}[ -]?\d[\w./-]*\d|\d+[A-Z]{1,3}\d[\w./-]*|\d{1,4}(?:[./]\d{1,4}){2,}[A-Z]?\d*|[A-Z]+\d+[A-Z]+\w*)(?![\w/-])"
 )
 _NO_NUMBER = re.compile(r"(?:\b(?P<noun>[a-z]{3,})\s+)?\b(?:[Nn]o|[Nn]os|[Nn]r)\.?\s+(\d[\w./-]*)")
+# what every no_number match contains: its scan is skipped when the text has none
+_NO_NUMBER_CORE = re.compile(r"[Nn](?:os?|r)\.?\s+\d")
 _NO_NOUN_KEEP = frozenset(("plot", "plots", "parcel", "parcels", "flat", "apartment", "room", "cell", "house", "lot",
                            "block", "sheet", "file", "register", "entry", "account", "licence", "license", "passport",
                            "vehicle", "plate", "card", "ticket", "certificate", "permit", "box"))
@@ -293,6 +300,9 @@ class CaseNumberRecognizer(RegexRecognizer):
     name = "case_number"
     subtype = "CASE"
     patterns = (("case_number", _CASE, 0.9), ("reference_code", _REF, 0.7), ("no_number", _NO_NUMBER, 0.75))
+
+    def absent(self, rule, text):
+        return rule == "no_number" and _NO_NUMBER_CORE.search(text) is None
 
     def span(self, match):
         if match.re is _NO_NUMBER:
@@ -478,6 +488,11 @@ QUANTITY_PATTERNS = (
 
 
 _CUR_SYM_RE = re.compile(_CUR_SYM)
+# What every match of a money rule contains, found by scans that skip straight to their first character: a
+# code's last letter or a symbol right before the amount; the end of an amount (a digit or the last letter of
+# m/k/bn/thousand/hundred/million…, either case, "K" the Kelvin sign too) and a space before the currency.
+_CODE_OR_SYMBOL_THEN_DIGIT = re.compile(rf"[A-Z]\s?\d|{_CUR_SYM}\s?\d")
+_AMOUNT_END_THEN_CURRENCY = re.compile(rf"[\dmnkdMNKD\u212a]\s(?i:{_CUR_WORD}|{_CUR_CODES})\b")
 
 
 class MoneyRecognizer(RegexRecognizer):
@@ -487,6 +502,10 @@ class MoneyRecognizer(RegexRecognizer):
     patterns = MONEY_PATTERNS
 
     def absent(self, rule, text):
+        if rule == "money_code_first":
+            return _CODE_OR_SYMBOL_THEN_DIGIT.search(text) is None
+        if rule == "money_amount_first":
+            return _AMOUNT_END_THEN_CURRENCY.search(text) is None
         return rule == "money_sym" and _CUR_SYM_RE.search(text) is None
 
     def span(self, match):
