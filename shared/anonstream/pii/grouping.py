@@ -13,7 +13,6 @@ The registry is per document and carried across its chunks (``to_state``/``from_
 """
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from typing import Any
@@ -29,9 +28,8 @@ _POSSESSIVE = re.compile(r"'s$")
 IDENTIFIER_RANK = {"NO_MASK": 0, "QUASI": 1, "DIRECT": 2}
 
 
-@functools.lru_cache(maxsize=8192)
 def normalize(text: str) -> str:
-    """Comparison form of a surface (cached: the same surfaces recur across mentions, chunks and stages)."""
+    """Comparison form of a surface."""
     text = unicodedata.normalize("NFKC", text).replace("‑", "-").replace("’", "'").casefold()
     text = _SPACES.sub(" ", text).strip(_STRIP)
     text = _ARTICLE.sub("", text)
@@ -39,7 +37,6 @@ def normalize(text: str) -> str:
     return text
 
 
-@functools.lru_cache(maxsize=8192)
 def entity_form(entity_type: str, text: str) -> str:
     if entity_type in ("ORG", "LOC", "MISC"):
         text = _PAREN_TAIL.sub("", text) or text
