@@ -154,7 +154,9 @@ def main(argv=None) -> int:
     quality_only = [voting] + [
         Ours(PiiConfig(policy={"kind": "rules", "large_city_population": n}),
              label=f"anonstream (large_city_population={n:,}; quality only)")
-        for n in (300_000, 500_000, 1_000_000)]
+        for n in (300_000, 500_000, 1_000_000)] + [
+        Ours(PiiConfig(policy={"kind": "rules", "generic_occupation_no_mask": True}),
+             label="anonstream (generic_occupation_no_mask; quality only)")]
     presidio = Presidio(model_path)
     presidio_single = PresidioPerDocument(presidio)
     weighting = UnigramICWeighting()

@@ -145,3 +145,15 @@ def test_key_ring_from_env_and_rotation():
     ring = KeyRing.from_env(environ={ENV_KEY: "new", ENV_PREVIOUS: "hex:6f6c64"})  # "old"
     old = KeyRing(b"old")
     assert ring.previous == b"old" and ring.verify("m", old.digest("m")) and not KeyRing(b"x").verify("m", old.digest("m"))
+
+
+def test_generic_occupations_knob():
+    ents = DocumentEntities("d")
+    politician = _entity(ents, "DEM", "politician", "OCCUPATION")
+    politician["surface"] = "politician"
+    minister = _entity(ents, "DEM", "Minister of Diaspora Affairs", "OCCUPATION")
+    minister["surface"] = "Minister of Diaspora Affairs"
+    assert RulePolicy().classify(politician, ents) == "QUASI"  # default: every occupation is a quasi-identifier
+    knob = RulePolicy(generic_occupation_no_mask=True)
+    assert knob.classify(politician, ents) == "NO_MASK"
+    assert knob.classify(minister, ents) == "QUASI"  # a named position stays

@@ -61,6 +61,9 @@ def test_native_aliases_labelled_and_unlabelled():
     text = "Yida Huang (simplified Chinese: 黄义达; pinyin: Huáng Yìdá; born 1978) sings."
     got = [text[d.start:d.end] for d in native_aliases(text, [_det(text, "Yida Huang", "PERSON")])]
     assert got == ["黄义达", "Huáng Yìdá"]
+    text = "Song Giwon (Hangul: 송기원 is a modern South Korean novelist, who has won several awards."
+    got = [text[d.start:d.end] for d in native_aliases(text, [_det(text, "Song Giwon", "PERSON")])]
+    assert got == ["송기원"]  # an unclosed parenthesis: the alias stops where the prose starts
     text = "Jan Kowalski (Polish lawyer, born 1950) left."
     assert native_aliases(text, [_det(text, "Jan Kowalski", "PERSON")]) == []
 

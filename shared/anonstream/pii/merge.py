@@ -183,6 +183,7 @@ def resolve_overlaps(dets: list[Detection], confident: float = 0.75) -> list[Det
 # ---------------------------------------------------------------------------------------------
 _PROPAGATE_TYPES = ("PERSON", "ORG", "LOC", "CODE")
 _ALIAS_LABEL = re.compile(r"([A-Za-z][A-Za-z .-]{1,40}):\s*")
+_PROSE_AFTER = re.compile(r"\s+(?:is|was|are|were|has|had|who|which|and|the|a|an)\s")
 
 
 def _is_latin(ch: str) -> bool:
@@ -206,6 +207,9 @@ def native_aliases(text: str, dets: list[Detection]) -> list[Detection]:
             m = _ALIAS_LABEL.match(segment.lstrip())
             value_start = seg_start + (len(segment) - len(segment.lstrip())) + (m.end() if m else 0)
             value = text[value_start : seg_start + len(segment)].rstrip()
+            prose = _PROSE_AFTER.search(value)
+            if prose:  # an unclosed parenthesis: "(Hangul: 송기원 is a modern South Korean novelist, …"
+                value = value[: prose.start()]
             if not value or value[:1].isdigit():
                 continue
             non_latin = any(not _is_latin(c) for c in value if c.isalpha())
