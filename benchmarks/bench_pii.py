@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 from anonstream.evaluation.tab import TabEvaluator, UnigramICWeighting, load_tab  # noqa: E402
 from anonstream.pii.engine import DocumentEntities, PiiConfig, PiiEngine  # noqa: E402
 from anonstream.pii.spacy_model import load_spacy, resolve_model  # noqa: E402
+from pii_errors import false_positive_words, gold_decisions, miss_classes  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 DATASETS = {
@@ -196,6 +197,13 @@ def main(argv=None) -> int:
                 s = score(evaluator, b["masks"], weighting, ids)
                 entry["scores"][part] = s
             ds["systems"][name] = entry
+        ours_raw = dict(zip((d.doc_id for d in docs), best[ours.name]["raw"]))
+        ds["errors"] = {
+            "miss_classes": {t: dict(c) for t, c in
+                             sorted(miss_classes(evaluator, best[ours.name]["masks"], ours_raw).items())},
+            "false_positive_words": [[t, sub, n] for (t, sub), n in false_positive_words(docs, ours_raw).most_common()],
+            "gold_decisions": {k: dict(c) for k, c in gold_decisions(docs, ours_raw).items()},
+        }
         ds["speedup_cpu"] = round(ds["systems"][ours.name]["words_per_cpu_s"]
                                   / ds["systems"][presidio.name]["words_per_cpu_s"], 2)
         report["datasets"][ds_name] = ds
@@ -213,6 +221,25 @@ def main(argv=None) -> int:
         Path(args.json).write_text(json.dumps(report, indent=1, default=str))
     print(Path(args.out).read_text())
     return 0
+
+
+def render_errors(errors: dict) -> list[str]:
+    """The error breakdown of anonstream (``pii_errors.py``) as markdown lines."""
+    whys = ("not detected", "decided NO_MASK", "boundary")
+    lines = ["", "Why anonstream misses the entities it misses (`benchmarks/pii_errors.py`; *not detected*: no span "
+             "of ours touches the unmasked mention; *decided NO_MASK*: detected, and the policy left it; "
+             "*boundary*: masked in part):", "",
+             "| gold type | " + " | ".join(whys) + " |", "| --- | --- | --- | --- |"]
+    for t, c in errors["miss_classes"].items():
+        lines.append(f"| {t} | " + " | ".join(str(c.get(w, 0)) for w in whys) + " |")
+    fp = errors["false_positive_words"]
+    total = sum(n for _, _, n in fp)
+    lines += ["", f"Words anonstream masks that no annotator masks: {total:,}; by our type/subtype: " + ", ".join(
+        f"{t}/{sub} {n} ({100 * n / total:.0f} %)" for t, sub, n in fp[:8]) + "."]
+    lines += ["", "What the annotators decided where anonstream masks an occupation or a nationality (one count per "
+              "annotator): " + "; ".join(f"{sub}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+                                         for sub, c in errors["gold_decisions"].items()) + "."]
+    return lines
 
 
 def render(report: dict, command: str) -> str:
@@ -270,6 +297,7 @@ def render(report: dict, command: str) -> str:
         for label in ("direct", "quasi"):
             m = pm[f"entity_misses_{label}_by_type"]
             lines.append(f"* {label.upper()}: " + ", ".join(f"{t} {v['missed']}/{v['total']}" for t, v in m.items()))
+        lines += render_errors(ds["errors"])
         lines += ["", "Token recall by gold type (anonstream / Presidio): " + ", ".join(
             f"{t} {ours['all']['token_recall_by_type'][t]:.3f}/{pm['token_recall_by_type'].get(t, 0):.3f}"
             for t in ours["all"]["token_recall_by_type"]), ""]
