@@ -3,8 +3,8 @@
     PYTHONPATH=shared .venv/bin/python benchmarks/bench_pii.py [--rounds 2] [--out benchmarks/results/pii.md]
 
 Quality: TAB metrics (anonstream.evaluation.tab, TAB evaluation.py definitions) on
-  * TAB ``echr_train_first100.json`` (official gold; docs 0–49 were used for tuning, 50–99 are held out),
-  * the Wikipedia biographies ``wiki_test.json`` (docs 0–49 used for tuning, 50–99 held out).
+  * TAB ``echr_train_first100.json`` (official gold; scored whole and by halves, see the report's note),
+  * the Wikipedia biographies ``wiki_test.json``.
   Our mask = spans typed DIRECT or QUASI. Presidio's mask = every analyzer result (default recognizers and
   threshold; overlapping results merged into their union before scoring).
 Throughput: words (whitespace tokens) per CPU-second of the detector alone (our ``detect_many`` vs
@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 
 from anonstream.evaluation.tab import TabEvaluator, UnigramICWeighting, load_tab  # noqa: E402
 from anonstream.pii.engine import DocumentEntities, PiiConfig, PiiEngine  # noqa: E402
+from anonstream.pii.learned import LearnedPolicy, train, training_examples  # noqa: E402
 from anonstream.pii.spacy_model import load_spacy, resolve_model  # noqa: E402
 from pii_errors import false_positive_words, gold_decisions, miss_classes  # noqa: E402
 
@@ -90,6 +91,29 @@ class OursBlis(Ours):
         nlp = load_spacy(config.spacy_model, disable=config.spacy_disable, numpy_gemm=False)
         self.engine = PiiEngine(nlp, build_recognizers(config), config)
         self.name = label
+
+
+class LearnedCrossValidated:
+    """The learned policy (learned.py) in 2-fold cross-validation on the dataset itself: fitted on one half's
+    annotations, scored on the other half, and the other way round (paper 001 trains its indicators per dataset)."""
+
+    name = "anonstream (learned policy, 2-fold cross-validation on this dataset; quality only)"
+
+    def __init__(self, base: Ours):
+        self.engine = base.engine
+
+    def run(self, docs):
+        half = len(docs) // 2
+        masks = {}
+        for fit_docs, test_docs in ((docs[:half], docs[half:]), (docs[half:], docs[:half])):
+            registries = [DocumentEntities(d.doc_id) for d in fit_docs]
+            spans = self.engine.detect_many([d.text for d in fit_docs], registries)
+            model = train(*training_examples(fit_docs, spans, registries), trained_on="one half")
+            learned = PiiEngine(self.engine.nlp, self.engine.recognizers, self.engine.config, LearnedPolicy(model))
+            results = learned.detect_many([d.text for d in test_docs], [DocumentEntities(d.doc_id) for d in test_docs])
+            masks.update({d.doc_id: [[s.start, s.end] for s in spans if s.identifier_type in MASKED]
+                          for d, spans in zip(test_docs, results)})
+        return masks, None
 
 
 class Presidio:
@@ -157,7 +181,10 @@ def main(argv=None) -> int:
              label=f"anonstream (large_city_population={n:,}; quality only)")
         for n in (300_000, 500_000, 1_000_000)] + [
         Ours(PiiConfig(policy={"kind": "rules", "generic_occupation_no_mask": True}),
-             label="anonstream (generic_occupation_no_mask; quality only)")]
+             label="anonstream (generic_occupation_no_mask; quality only)"),
+        Ours(PiiConfig(policy={"kind": "learned"}),
+             label="anonstream (learned policy, shipped model trained on TAB docs 0–49; quality only)"),
+        LearnedCrossValidated(ours)]
     presidio = Presidio(model_path)
     presidio_single = PresidioPerDocument(presidio)
     weighting = UnigramICWeighting()
@@ -185,14 +212,14 @@ def main(argv=None) -> int:
         ds = {"documents": len(docs), "words": words, "systems": {},
               "ner_token_fraction": round(windows.fraction_sent, 3)}
         half = len(docs) // 2
-        parts = {"all": None, f"docs 0–{half - 1} (tuning)": {d.doc_id for d in docs[:half]},
-                 f"docs {half}–{len(docs) - 1} (held out)": {d.doc_id for d in docs[half:]}}
+        parts = {"all": None, f"docs 0–{half - 1}": {d.doc_id for d in docs[:half]},
+                 f"docs {half}–{len(docs) - 1}": {d.doc_id for d in docs[half:]}}
         for name, b in best.items():
             entry = {"cpu_s": round(b["cpu"], 2), "wall_s": round(b["wall"], 2),
                      "words_per_cpu_s": round(words / b["cpu"], 1), "words_per_wall_s": round(words / b["wall"], 1),
                      "scores": {}}
             for part, ids in parts.items():
-                if name != ours.name and part != "all":
+                if name != ours.name and "learned" not in name and part != "all":
                     continue
                 s = score(evaluator, b["masks"], weighting, ids)
                 entry["scores"][part] = s
@@ -284,7 +311,12 @@ def render(report: dict, command: str) -> str:
                     f"{fmt(s['token_recall'])} | {fmt(s['token_precision'])} | "
                     f"{fmt(s.get('weighted_token_precision_unigram_ic'))} | {fmt(s['mention_precision'])} | "
                     f"{speed[0]} | {speed[1]} |")
-        lines += ["", f"Detector throughput ratio anonstream / Presidio (CPU time): **{ds['speedup_cpu']}×**", "",
+        lines += ["", "Halves: the recognizers and rules were tuned mostly on docs 0–49, but some decision rules "
+                  "(the large-city threshold, public bodies) were set from statistics over all 100 TAB documents, "
+                  "so docs 50–99 are not a clean hold-out for the rules. The shipped learned model was trained on "
+                  "TAB docs 0–49 only. In the cross-validated row each half is scored by a model fitted on the "
+                  "other half's annotations.",
+                  "", f"Detector throughput ratio anonstream / Presidio (CPU time): **{ds['speedup_cpu']}×**", "",
                   f"Tokens sent to the NER (candidate windows): {100 * ds['ner_token_fraction']:.1f} % of the "
                   "spaCy tokens.", ""]
         ours = ds["systems"]["anonstream"]["scores"]

@@ -1,9 +1,11 @@
-"""CLI commands of the pii package: ``eval-pii`` (TAB metrics) and ``detect`` (JSONL spans).
+"""CLI commands of the pii package: ``eval-pii`` (TAB metrics), ``detect`` (JSONL spans) and ``train-policy``
+(the learned masking decision, learned.py).
 
 The main CLI (``anonstream.cli``) calls ``add_commands(subparsers)``. Standalone::
 
     python -m anonstream.pii.cli eval-pii --tab FILE.json [--tab OTHER.json] [--json]
     python -m anonstream.pii.cli detect --input docs.jsonl --output spans.jsonl
+    python -m anonstream.pii.cli train-policy --tab FILE.json --docs 0:50 --out model.json
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 MASKED = ("DIRECT", "QUASI")
@@ -138,6 +141,42 @@ def cmd_detect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train_policy(args: argparse.Namespace) -> int:
+    """Fit the learned masking decision on annotated TAB-format documents; use it with the PII config
+    ``policy: {kind: learned, model: PATH}``. The detector runs with the rule policy (whose verdict is a feature)."""
+    from ..evaluation.tab import load_tab
+    from .engine import DocumentEntities
+    from .learned import train, training_examples
+
+    engine = _engine(args)
+    engine.policy = make_rule_policy(engine.config.policy)
+    docs: list = []
+    for path in args.tab:
+        loaded = load_tab(path)
+        docs += loaded[_slice(args.docs, len(loaded))]
+    registries = [DocumentEntities(d.doc_id) for d in docs]
+    spans = engine.detect_many([d.text for d in docs], registries)
+    X, y = training_examples(docs, spans, registries)
+    if len(set(y.tolist())) < 2:
+        print("train-policy: the documents need both masked and unmasked entities", file=sys.stderr)
+        return 2
+    described = ", ".join(f"{Path(p).name} docs {args.docs or ':'}" for p in args.tab)
+    model = train(X, y, f"{described} ({len(y)} entities)", l2=args.l2, beta=args.beta)
+    model.save(args.out)
+    print(f"{len(y)} entities ({int(y.sum())} masked by the annotators), threshold {model.threshold:.3f} "
+          f"(best F{args.beta:g} on the training entities) -> {args.out}")
+    return 0
+
+
+def make_rule_policy(spec: Any):
+    """The rule policy of ``spec`` (its options kept), whatever kind ``spec`` asks for."""
+    from .policy import RulePolicy, make_policy
+
+    if isinstance(spec, dict) and spec.get("kind", "rules") == "rules":
+        return make_policy(spec)
+    return RulePolicy()
+
+
 def add_commands(subparsers: Any) -> None:
     p = subparsers.add_parser("eval-pii", help="run the PII detector on a TAB-format file and print TAB metrics")
     p.add_argument("--tab", required=True, action="append",
@@ -161,6 +200,16 @@ def add_commands(subparsers: Any) -> None:
     d.add_argument("--batch-size", type=int, default=16)
     d.add_argument("--trace", action="store_true", help="include the recognizer/rule trace per span")
     d.set_defaults(func=cmd_detect)
+
+    t = subparsers.add_parser("train-policy", help="fit the learned masking decision on annotated TAB-format documents")
+    t.add_argument("--tab", required=True, action="append", help="TAB-format JSON with annotations; repeatable")
+    t.add_argument("--docs", help="document slice START:END of each file (e.g. 0:50)")
+    t.add_argument("--out", required=True, help="where to write the model (JSON)")
+    t.add_argument("--beta", type=float, default=1.0, help="the threshold maximises F_beta (>1 favours recall)")
+    t.add_argument("--l2", type=float, default=1.0, help="L2 penalty of the logistic regression")
+    t.add_argument("--config", help="PII config (YAML/JSON)")
+    t.add_argument("--spacy-model", help="spaCy model name or path")
+    t.set_defaults(func=cmd_train_policy)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

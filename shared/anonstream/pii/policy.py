@@ -432,6 +432,13 @@ def make_policy(spec: dict[str, Any] | str | None) -> IdentifierPolicy:
     kind = spec.pop("kind", "rules")
     if kind == "voting":
         return VotingPolicy(k=int(spec.get("k", 3)))
+    if kind == "learned":
+        from .learned import LearnedPolicy, LogisticModel
+
+        model = LogisticModel.load(spec.get("model"))
+        if "threshold" in spec:
+            model.threshold = float(spec["threshold"])
+        return LearnedPolicy(model)
     if "allow" in spec:
         spec["allow"] = frozenset(s.lower() for s in spec["allow"])
     return RulePolicy(**spec)
