@@ -10,7 +10,6 @@ words) and how often the document mentions it.
 
 * ``LogisticModel`` — weights, bias and decision threshold, saved as JSON with what it was trained on.
 * ``fit_logistic`` — L2-regularised logistic regression by Newton's method (IRLS), numpy only.
-* ``LearnedIndicator`` — the model's probability as an ``Indicator`` vote, for ``VotingPolicy``.
 * ``LearnedPolicy`` — DIRECT where the rules say DIRECT (full names, contact identifiers, case numbers); otherwise
   QUASI when the model's probability reaches the threshold, else NO_MASK.
 * ``training_examples`` — (features, label) per detected entity of TAB-format documents: the label is 1 when the
@@ -31,7 +30,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from . import wordnet
-from .policy import IdentifierPolicy, Indicator, RulePolicy
+from .policy import IdentifierPolicy, RulePolicy
 
 TYPES = ("PERSON", "CODE", "LOC", "ORG", "DEM", "DATETIME", "QUANTITY", "MISC")
 SUBTYPES = ("NORP", "GPE", "FAC", "LOC", "OCCUPATION", "DATE", "TIME", "CARDINAL", "MONEY", "PERCENT", "QUANTITY",
@@ -145,19 +144,6 @@ def train(X: np.ndarray, y: np.ndarray, trained_on: str, l2: float = 1.0, beta: 
     p = np.array([model.probability(x) for x in X])
     model.threshold = best_threshold(p, y, beta)
     return model
-
-
-class LearnedIndicator(Indicator):
-    """The learned probability that an annotator masks the entity, as a vote for ``VotingPolicy``."""
-
-    name = "learned"
-
-    def __init__(self, model: LogisticModel, rules: RulePolicy | None = None):
-        self.model = model
-        self.rules = rules or RulePolicy()
-
-    def vote(self, entity, doc):
-        return self.model.probability(entity_features(entity, doc, self.rules.classify(entity, doc)))
 
 
 @dataclass
