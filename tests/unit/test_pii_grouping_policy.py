@@ -157,3 +157,11 @@ def test_generic_occupations_knob():
     knob = RulePolicy(generic_occupation_no_mask=True)
     assert knob.classify(politician, ents) == "NO_MASK"
     assert knob.classify(minister, ents) == "QUASI"  # a named position stays
+
+
+def test_known_places_include_large_cities_that_are_not_given_names():
+    from anonstream.pii.vetting import is_known_place
+
+    assert is_known_place("Gdańsk") and is_known_place("Izmir") and is_known_place("Poland")
+    assert not is_known_place("Florence")  # a city, and a given name: the NER's PERSON stands
+    assert not is_known_place("Kowalski") and not is_known_place("New Gdańsk")

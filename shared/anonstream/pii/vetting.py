@@ -135,9 +135,16 @@ _INITIALS_PAIR = re.compile(rf"(?:[{_UPPER}]\.\s?-?){{2,}}")
 
 
 def is_known_place(surface: str) -> bool:
-    """The whole of ``surface`` is a country or province of the gazetteer."""
+    """The whole of ``surface`` is a country or province of the gazetteer, or one word naming a city of
+    ``CITY_NOT_PERSON`` people or more that is not also a given name ("Gdańsk"; not "Florence")."""
+    if " " not in surface.strip() and (city_population(surface) or 0) >= CITY_NOT_PERSON \
+            and surface.lower() not in first_names():
+        return True
     return any(s == 0 and e == len(surface) and entry.type == "LOC"
                for s, e, entry, _ in default_matcher().finditer(surface))
+
+
+CITY_NOT_PERSON = 100_000
 
 
 _GLOSS_BEFORE = re.compile(r"(?<!\w)[a-z][a-z'’-]+\s*\(\s*$")
