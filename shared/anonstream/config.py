@@ -71,6 +71,9 @@ class Settings:
     pseudonym_ttl_s: int = field(default_factory=lambda: int(_env("PSEUDONYM_TTL_S", "31536000")))
     replication: int = field(default_factory=lambda: int(_env("REPLICATION", "1")))
     log_level: str = field(default_factory=lambda: _env("LOG_LEVEL", "INFO"))
+    # Prometheus endpoint of a service (runtime/metrics.py): off when the port is 0
+    metrics_port: int = field(default_factory=lambda: int(_env("METRICS_PORT", "0")))
+    metrics_host: str = field(default_factory=lambda: _env("METRICS_HOST", "127.0.0.1"))
 
     def describe(self) -> dict[str, object]:
         """The settings, safe to log (no secrets are fields of this class)."""

@@ -122,3 +122,16 @@ def test_there_are_deploy_scripts() -> None:
 def test_shell_script_syntax(script: Path) -> None:
     result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
+
+
+def test_stages_serve_metrics_and_prometheus_scrapes_them(compose: dict) -> None:
+    services = compose["services"]
+    for stage in STAGES:
+        env = services[stage]["environment"]
+        assert env["ANONSTREAM_METRICS_PORT"] == "9464" and env["ANONSTREAM_METRICS_HOST"] == "0.0.0.0"
+        assert "/healthz" in " ".join(services[stage]["healthcheck"]["test"])
+    prometheus = services["prometheus"]
+    assert prometheus["profiles"] == ["monitoring"]
+    config = yaml.safe_load((COMPOSE.parent / "prometheus.yml").read_text())
+    targets = config["scrape_configs"][0]["static_configs"][0]["targets"]
+    assert sorted(targets) == sorted(f"{stage}:9464" for stage in STAGES)

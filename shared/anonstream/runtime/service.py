@@ -23,7 +23,6 @@ import asyncio
 import logging
 import signal
 import time
-from collections import Counter
 from typing import Sequence
 
 from aiokafka.errors import CommitFailedError
@@ -32,6 +31,7 @@ from .. import serde, topics
 from ..config import Settings
 from ..stages.base import Emit, InputMessage, StageDriver
 from . import kafka
+from .metrics import ServiceMetrics, serve
 from .wiring import build_stage, redis_stores
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,8 @@ class StageService:
         self.settings = settings
         self.stage = driver.stage
         self.partitioner = kafka.DocumentPartitioner()
-        self.stats: Counter[str] = Counter()
+        self.metrics = ServiceMetrics(self.stage.name, settings.instance)
+        self._committed: dict = {}  # TopicPartition -> next offset to read, as committed
         self._stopping = asyncio.Event()
 
     def stop(self) -> None:
@@ -61,6 +62,11 @@ class StageService:
         producer = kafka.producer(self.settings, **self._transactional_options())
         await producer.start()
         await consumer.start()
+        server = None
+        if self.settings.metrics_port:
+            server = await serve(self.settings.metrics_host, self.settings.metrics_port,
+                                 lambda: self.metrics.exposition(self.stage.metrics()),
+                                 lambda: not self._stopping.is_set())
         log.info("service %s@%s: consuming %s as group %s", self.stage.name, self.stage.version,
                  ",".join(self.driver.input_topic_names()), group)
         loop = asyncio.get_running_loop()
@@ -71,6 +77,7 @@ class StageService:
                 messages = [InputMessage(m.topic, m.partition, m.offset, m.key, m.value)
                             for records in batches.values() for m in records]
                 if messages:
+                    started = time.monotonic()
                     handled = await loop.run_in_executor(None, self.driver.handle, messages)
                     outputs = handled.emits + handled.dead_letters
                     offsets = {tp: records[-1].offset + 1 for tp, records in batches.items()}
@@ -83,8 +90,9 @@ class StageService:
                         await self._produce(producer, outputs)
                         self.stage.after_produced(outputs)
                         await self._commit(consumer, offsets)
-                    self.stats.update(consumed=len(messages), produced=len(handled.emits),
-                                      dead_lettered=len(handled.dead_letters))
+                    self._committed.update(offsets)
+                    self.metrics.observe_batch(time.monotonic() - started, len(messages), len(handled.emits),
+                                               len(handled.dead_letters))
                 now = time.time()
                 if now - last_tick >= TICK_EVERY_S:
                     last_tick = now
@@ -95,14 +103,33 @@ class StageService:
                     else:
                         await self._produce(producer, ticked)
                     self.stage.after_produced(ticked)
-                    self.stats.update(produced=len(ticked))
+                    self.metrics.records.update(produced=len(ticked))
+                    await self._measure_lag(consumer)
                 if now - last_stats >= STATS_EVERY_S:
                     last_stats = now
-                    log.info("service %s: %s %s", self.stage.name, dict(self.stats), self.stage.metrics())  # numbers only
+                    log.info("service %s: %s %s", self.stage.name, dict(self.metrics.records),
+                             self.stage.metrics())  # numbers only
         finally:
+            self._stopping.set()
+            if server is not None:
+                server.close()
             await consumer.stop()
             await producer.stop()
-            log.info("service %s stopped: %s", self.stage.name, dict(self.stats))
+            log.info("service %s stopped: %s", self.stage.name, dict(self.metrics.records))
+
+    async def _measure_lag(self, consumer) -> None:
+        """Consumer lag per assigned partition: the partition's end (high watermark, as of the last fetch)
+        minus the committed offset, or minus the fetch position before the first commit."""
+        lag = {}
+        for tp in consumer.assignment():
+            end = consumer.highwater(tp)
+            if end is None:
+                continue
+            done = self._committed.get(tp)
+            if done is None:
+                done = await consumer.position(tp)
+            lag[(tp.topic, tp.partition)] = max(0, end - done)
+        self.metrics.lag = lag
 
     @property
     def transactional(self) -> bool:
