@@ -102,9 +102,11 @@ fetch() {
 
 node_port() { if [ "$1" = 1 ]; then echo "$PORT1"; else echo "$PORT2"; fi; }
 
-# write_props NODE -> generated server.properties path for node 1 (broker+controller) or 2 (broker)
+# write_props NODE NODES -> generated server.properties path for node 1 (broker+controller) or 2 (broker);
+# internal topics (consumer offsets, transaction state) get one replica per node, so a 2-node cluster keeps
+# its group offsets and transactions when the broker-only node dies (failover tests)
 write_props() {
-  local id="$1" roles listeners port f="$KAFKA_RUN/node$1.properties"
+  local id="$1" replicas="${2:-1}" roles listeners port f="$KAFKA_RUN/node$1.properties"
   port="$(node_port "$id")"
   if [ "$id" = 1 ]; then
     roles="broker,controller"
@@ -128,19 +130,20 @@ inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
 log.dirs=$KAFKA_RUN/data/node$id
 
-# topics: auto-created on first use with ANONSTREAM_PARTITIONS partitions, replication factor 1
+# topics: auto-created on first use with ANONSTREAM_PARTITIONS partitions, one replica per node
 num.partitions=$PARTITIONS
-default.replication.factor=1
+default.replication.factor=$replicas
+min.insync.replicas=1
 auto.create.topics.enable=true
 delete.topic.enable=true
 
 # consumer offsets: one partition (the default 50 make the first group join slow), no join delay
-offsets.topic.replication.factor=1
+offsets.topic.replication.factor=$replicas
 offsets.topic.num.partitions=1
 group.initial.rebalance.delay.ms=0
 
-# transactions (exactly-once may be used later): single-replica state log
-transaction.state.log.replication.factor=1
+# transactions (the sink's produce + offsets): state log with one replica per node
+transaction.state.log.replication.factor=$replicas
 transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=1
 
@@ -260,7 +263,7 @@ while True:
 
   # Format every node's log dir with the same cluster id (static voters => no --standalone) ...
   for n in $(seq 1 "$nodes"); do
-    props="$(write_props "$n")"
+    props="$(write_props "$n" "$nodes")"
     java "${TOOL_JVM_OPTS[@]}" -cp "$CP" kafka.tools.StorageTool format -t "$cid" -c "$props" \
       >"$KAFKA_RUN/format-node$n.log" 2>&1 ||
       { cat "$KAFKA_RUN/format-node$n.log" >&2; die "StorageTool format failed for node$n"; }
