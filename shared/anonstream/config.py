@@ -71,6 +71,8 @@ class Settings:
     pseudonym_ttl_s: int = field(default_factory=lambda: int(_env("PSEUDONYM_TTL_S", "31536000")))
     replication: int = field(default_factory=lambda: int(_env("REPLICATION", "1")))
     log_level: str = field(default_factory=lambda: _env("LOG_LEVEL", "INFO"))
+    # the swap stage's tuple counts cover this sliding window (stores/redis_swap.py)
+    swap_counts_window_s: int = field(default_factory=lambda: int(_env("SWAP_COUNTS_WINDOW_S", str(7 * 86400))))
     # Prometheus endpoint of a service (runtime/metrics.py): off when the port is 0
     metrics_port: int = field(default_factory=lambda: int(_env("METRICS_PORT", "0")))
     metrics_host: str = field(default_factory=lambda: _env("METRICS_HOST", "127.0.0.1"))

@@ -142,3 +142,19 @@ def test_tuple_counts_are_idempotent_and_shared(redis_url, tenant):
     assert two.observe("s", "c1", "t", 60) == 1  # same chunk again (redelivery, other worker)
     assert two.observe("s", "c2", "t", 60) == 2
     assert one.count("s", "t") == 2 and one.count("other", "t") == 0
+
+
+def test_tuple_counts_slide_with_their_window(redis_url, tenant):
+    now = [1_000_000.0]
+    counts = RedisTupleCounts(redis.Redis.from_url(redis_url), tenant, window_s=7 * 3600, buckets=7,
+                              clock=lambda: now[0])
+    assert counts.observe("s", "c1", "t", 60) == 1
+    now[0] += 3 * 3600
+    assert counts.observe("s", "c2", "t", 60) == 2  # both inside the window
+    now[0] += 5 * 3600
+    assert counts.count("s", "t") == 1  # c1's bucket has left the window
+    assert counts.observe("s", "c3", "t", 60) == 2
+    now[0] += 8 * 3600
+    assert counts.count("s", "t") == 0
+    ttls = [counts.r.ttl(k) for k in counts.r.scan_iter(counts.key("counts", "s", "*"))]
+    assert ttls and all(0 < t <= 8 * 3600 for t in ttls)  # every bucket expires on its own

@@ -108,5 +108,5 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
         reservoir=redis_state.RedisReservoir(client, settings.tenant, settings.reservoir_size),
         counters=redis_state.RedisCounters(client, settings.tenant),
         swap_pools=RedisSwapPoolStore(client, settings.tenant),
-        tuple_counts=RedisTupleCounts(client, settings.tenant),
+        tuple_counts=RedisTupleCounts(client, settings.tenant, window_s=settings.swap_counts_window_s),
     )

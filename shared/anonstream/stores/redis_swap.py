@@ -11,7 +11,7 @@ Keys (all under ``anonstream:{tenant}:swap:``):
 | ``pool:{pool}:data`` | hash | chunk id → chunk (wire JSON) |
 | ``done:{chunk id}`` | string + TTL | the chunk left through a claim: redeliveries are ignored |
 | ``outbox`` | hash | token → output stashed by a claim, until acknowledged |
-| ``counts:{scope}`` | hash | tuple digest → count |
+| ``counts:{scope}:{bucket}`` | hash + TTL | tuple digest → count, for one time bucket of the counting window |
 | ``seen:{scope}:{chunk id}`` | string + TTL | the chunk was counted |
 
 Adding, claiming and counting are Lua scripts, so each is atomic: a claim takes all the given
@@ -19,10 +19,16 @@ entries or none (two workers never take the same partner), and stores the output
 the same step. The three keys of a pool get ``ttl_s`` on every add, so the pools of a retired mixture
 version disappear on their own; with the default TTL (a day) far above the longest wait, a live
 pool never expires under a running service.
+
+Tuple counts cover a sliding window (``window_s``, default a week) in ``buckets`` time buckets: a chunk is
+counted in the current bucket, a count sums the buckets of the window, and each bucket expires once the window
+has passed it. So the counts stay bounded on an endless stream (a digest per counted chunk of the window), and
+"rare" means rare among the chunks of the last ``window_s`` seconds.
 """
 from __future__ import annotations
 
-from typing import Any
+import time
+from typing import Any, Callable
 
 import redis
 
@@ -61,9 +67,14 @@ return 1
 
 _OBSERVE = """
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
-  return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+  redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+  redis.call('EXPIRE', KEYS[2], ARGV[3])
 end
-return tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+local total = 0
+for i = 2, #KEYS do
+  total = total + tonumber(redis.call('HGET', KEYS[i], ARGV[1]) or '0')
+end
+return total
 """
 
 
@@ -134,17 +145,31 @@ class RedisSwapPoolStore(_RedisStore, PoolStore):
 
 
 class RedisTupleCounts(_RedisStore, TupleCounts):
-    """Running counts of tuples on the swapped categories (a hash per counts scope)."""
+    """Running counts of tuples on the swapped categories over a sliding window (module docstring)."""
 
-    def __init__(self, client: redis.Redis, tenant: str):
+    def __init__(self, client: redis.Redis, tenant: str, window_s: int = 7 * 86400, buckets: int = 7,
+                 clock: Callable[[], float] = time.time):
         super().__init__(client, tenant, "swap")
+        if window_s <= 0 or buckets <= 0:
+            raise ValueError("the counting window and its bucket count must be positive")
         self._observe = client.register_script(_OBSERVE)
+        self.bucket_s = max(1, window_s // buckets)
+        self.buckets = buckets
+        self.clock = clock
+
+    def _bucket_keys(self, scope: str) -> list[str]:
+        """The window's buckets, current first."""
+        now = int(self.clock()) // self.bucket_s
+        return [self.key("counts", scope, now - i) for i in range(self.buckets)]
 
     @_unavailable_on_connection_error
     def observe(self, scope: str, chunk_id: str, digest: str, ttl_s: int) -> int:
-        keys = [self.key("seen", scope, chunk_id), self.key("counts", scope)]
-        return int(self._observe(keys=keys, args=[digest, int(ttl_s)]))
+        keys = [self.key("seen", scope, chunk_id), *self._bucket_keys(scope)]
+        return int(self._observe(keys=keys, args=[digest, int(ttl_s), self.bucket_s * (self.buckets + 1)]))
 
     @_unavailable_on_connection_error
     def count(self, scope: str, digest: str) -> int:
-        return int(self.r.hget(self.key("counts", scope), digest) or 0)
+        pipe = self.r.pipeline(transaction=False)
+        for key in self._bucket_keys(scope):
+            pipe.hget(key, digest)
+        return sum(int(v or 0) for v in pipe.execute())
