@@ -138,7 +138,7 @@ def best_threshold(p: np.ndarray, y: np.ndarray, beta: float = 2.0) -> float:
     return best
 
 
-def train(X: np.ndarray, y: np.ndarray, trained_on: str, l2: float = 1.0, beta: float = 2.0) -> LogisticModel:
+def train(X: np.ndarray, y: np.ndarray, trained_on: str, l2: float = 1.0, beta: float = 1.0) -> LogisticModel:
     w, b = fit_logistic(X, y, l2)
     model = LogisticModel(w, b, 0.5, trained_on)
     p = np.array([model.probability(x) for x in X])
