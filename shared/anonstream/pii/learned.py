@@ -123,7 +123,7 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int 
     return theta[:-1], float(theta[-1])
 
 
-def best_threshold(p: np.ndarray, y: np.ndarray, beta: float = 2.0) -> float:
+def best_threshold(p: np.ndarray, y: np.ndarray, beta: float = 1.0) -> float:
     """The threshold with the highest F_beta on (p, y): beta > 1 weighs recall over precision (masking)."""
     best, best_f = 0.5, -1.0
     for t in np.unique(np.round(p, 3)):
