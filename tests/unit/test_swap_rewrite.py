@@ -121,3 +121,28 @@ def test_on_before_a_date_that_became_a_month_becomes_in():
     for change, old in sorted(zip(result.changes, result.old), key=lambda co: -co[0]["start"]):
         text = text[:change["start"]] + old + text[change["end"]:]
     assert text == c.text
+
+
+@pytest.mark.parametrize("word, article", [
+    ("Italian", "an"), ("German", "a"), ("European", "a"), ("hour", "an"), ("FBI", "an"), ("NATO", "a"), ("OPEC", "an"), ("ECHR", "an"), ("BBC", "a"),
+    ("University", "a"), ("Ukrainian", "a"), ("Honest", "an"), ("\"Acme\"", "an"), ("one", "a"), ("", "a"),
+])
+def test_article_for(word, article):
+    assert rewrite.article_for(word) == article
+
+
+def test_the_indefinite_article_follows_the_new_value():
+    c = make_chunk("d", 0, "She is an {DEM/NORP:Italian} lawyer. A {DEM/NORP:Polish} firm.")
+    an = analyze(c, R)
+    sites = [s for s in an.sites if s.category == "Demographic"] if any(
+        s.category == "Demographic" for s in an.sites) else []
+    if not sites:
+        pytest.skip("the default release does not rewrite nationalities")
+    result = rewrite.apply(c.text, c.entities, rewrite.plan_map(sites, {"Italian": "German", "Polish": "Austrian"}.get,
+                                                                rewrite.OP_GENERALIZE))
+    assert result.text.startswith("She is a German lawyer. An Austrian firm")
+    _consistent(result)
+    text = result.text
+    for change, old in sorted(zip(result.changes, result.old), key=lambda co: -co[0]["start"]):
+        text = text[:change["start"]] + old + text[change["end"]:]
+    assert text == c.text

@@ -18,7 +18,8 @@ document) and suggests one-vs-many pairing. Here a category's whole value moves:
   changed sites byte for byte; lists are re-rendered with their own separators; a bare possessive
   apostrophe gets its "s" when the new value does not end in s ("Siemens' plan" → "ARM's plan"); a
   leading "the" of the new value is dropped after a "the" in the text; "on" before a value that
-  became a month or a year becomes "in" ("on 31 August 2006" → "in August 2006"). Returns the new text, the
+  became a month or a year becomes "in" ("on 31 August 2006" → "in August 2006"), and "a"/"an" before a value
+  follows the new value ("an Italian" → "a German"). Returns the new text, the
   entity spans moved to the new offsets (changed ones carry the new value as ``text`` and
   ``surrogate``, like the pii stage's replacements), and the changes.
 
@@ -153,6 +154,49 @@ def _fit(text: str, start: int, new_value: str, first: bool = True) -> str:
     return head + new_value[1:]
 
 
+def article_for(word: str) -> str:
+    """"a" or "an" before ``word``, by its first sound as far as the spelling tells ("an Italian", "a
+    European", "an hour", "an FBI agent")."""
+    w = word.lstrip("\"“‘'([")
+    if not w:
+        return "a"
+    if w.isupper() and len(w) > 1 and w.isalpha():
+        if len(w) >= 4 and any(c in "AEIOU" for c in w[1:]):
+            return "an" if w[0] in "AEIOU" else "a"  # an acronym read as a word: "a NATO", "an OPEC"
+        return "an" if w[0] in "AEFHILMNORSX" else "a"  # letter by letter: "an FBI", "a BBC"
+    low = w.lower()
+    if low.startswith(_A_DESPITE_VOWEL):
+        return "a"
+    if low.startswith(_AN_DESPITE_H) or low[0] in "aeiou":
+        return "an"
+    return "a"
+
+
+_A_DESPITE_VOWEL = ("eu", "uni", "use", "usu", "uti", "ure", "uga", "uk", "one", "once", "ouija")
+_AN_DESPITE_H = ("hour", "honest", "honor", "honour", "heir")
+_ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\W))([Aa])(n?) +$")
+
+
+def _lead(text: str, lo: int, start: int, old_value: str, new_value: str) -> tuple[str, str]:
+    """The words right before a changed value that must change with it, as (old, new): "on 31 August 2006" ->
+    "in August 2006" (a preposition before a value that became a month or a year); "an Italian" -> "a German"
+    (the indefinite article)."""
+    if new_value == old_value:
+        return "", ""
+    before = text[lo:start]
+    on = _ON_BEFORE.search(before)
+    if on and _MONTH_OR_YEAR.match(new_value):
+        old = on.group(0)
+        return old, ("I" if on.group(1) == "O" else "i") + "n" + old[2:]
+    art = _ARTICLE_BEFORE.search(before)
+    if art:
+        old = art.group(0)
+        new = art.group(1) + article_for(new_value)[1:] + old[len(art.group(1)) + len(art.group(2)):]
+        if new != old:
+            return old, new
+    return "", ""
+
+
 def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewritten:
     """Apply the site plans (disjoint sites) to ``text``; see the module docstring."""
     plans = sorted(plans, key=lambda p: p.site.start)
@@ -178,12 +222,7 @@ def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewri
             values = [_fit(text, m.start, v) for m, v in zip(ms, plan.values)]
         else:
             values = [_fit(text, start, v, first=(i == 0)) for i, v in enumerate(plan.values)]
-        # "on 31 August 2006" -> "in August 2006": the preposition before a value that became a month/year
-        lead_old = lead_new = ""
-        on = _ON_BEFORE.search(text[max(cursor, start - 6):start])
-        if on and values[0] != ms[0].value and _MONTH_OR_YEAR.match(values[0]):
-            lead_old = on.group(0)
-            lead_new = ("I" if on.group(1) == "O" else "i") + "n" + lead_old[2:]
+        lead_old, lead_new = _lead(text, max(cursor, start - 6), start, ms[0].value, values[0])
         pieces.append(text[cursor:start - len(lead_old)])
         pieces.append(lead_new)
         new_start = start + shift - len(lead_old) + len(lead_new)
