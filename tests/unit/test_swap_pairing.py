@@ -146,7 +146,7 @@ def test_timeout_gives_rare_chunks_the_fallback_and_common_ones_leave_untouched(
     out = p.expire()
     assert [r["action"] for r in out.log] == ["generalized", "untouched"]
     assert [r["reason"] for r in out.log] == ["timeout", "timeout"]
-    assert out.chunks[0].text == "[Organization] built a plant in [Location] in May 2001."
+    assert out.chunks[0].text == "[Organization] built a plant in the United States in May 2001."
     assert out.chunks[1].text == "Siemens built a plant in Texas in May 2001."
     assert p.pools.pools() == []
 

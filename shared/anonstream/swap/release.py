@@ -99,14 +99,16 @@ DEFAULT_RELEASE: dict[str, Any] = {
         "by a document-consistent pseudonym, so persons still in clear are NO_MASK ones whose swap "
         "would only break coreference; Event is C (too rare and heterogeneous to swap, as in the "
         "paper's chosen release, §3.2); Date is G at month level (keeps the timeline readable, "
-        "drops the exact day that links a text to a known event)."
+        "drops the exact day that links a text to a known event). A rare chunk that finds no partner "
+        "has its organisations generalized to their kind (\"regional court\") and its places to their "
+        "country (a country to its continent)."
     ),
     "categories": {
-        "Organization": {"status": "S"},
+        "Organization": {"status": "S", "generalizer": {"name": "kind"}},
         "Person": {"status": "U"},
         "Event": {"status": "C", "placeholder": "[Event]"},
         "Product": {"status": "S"},
-        "Location": {"status": "S"},
+        "Location": {"status": "S", "generalizer": {"name": "place", "level": "country"}},
         "Date": {"status": "G", "generalizer": {"name": "date", "level": "month"}},
         "Demographic": {"status": "U"},
         "Quantity": {"status": "U"},
