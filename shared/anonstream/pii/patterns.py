@@ -366,7 +366,7 @@ DATE_PATTERNS = (
     ("date_numeric", re.compile(r"(?<![\w/.])(?:[0-3]?\d[./-][01]?\d[./-](?:1[5-9]\d\d|20\d\d|\d\d)|(?:1[5-9]\d\d|20\d\d)-[01]\d-[0-3]\d)(?![\w/]|\.\d)"), 0.95),
     ("season", re.compile(rf"\b(?=[elmsafw])(?:(?:early|late|mid)[- ])?(?:spring|summer|autumn|fall|winter)(?:\s+and\s+(?:spring|summer|autumn|fall|winter))?\s+(?:of\s+)?{_YEAR}\b", re.I), 1.0),
     ("decade", re.compile(r"\b(?:(?:early|mid|late)[- ])?(?:1[5-9]|20)\d0s\b"), 0.95),
-    ("year", re.compile(rf"(?<![\w/.,§-])(?:{_YEAR})(?:\s*(?:-|–|/|to)\s*{_YEAR})?(?![\w/]|[.,]\d)"), 0.85),
+    ("year", re.compile(rf"[12](?<![\w/.,§-][12])(?:(?<=1)[5-9]|(?<=2)0)\d\d(?:\s*(?:-|–|/|to)\s*{_YEAR})?(?![\w/]|[.,]\d)"), 0.85),
     ("time", re.compile(r"\b(?:[01]?\d|2[0-3])[:.][0-5]\d(?:\s?(?:a\.m\.|p\.m\.|am|pm|AM|PM|hrs|h)|(?=\s?(?:o'clock)))|\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\b(?:1[0-2]|0?[1-9])\s?(?:a\.m\.|p\.m\.)"), 0.95),
     ("duration", re.compile(
         rf"\b(?=[\dotfsenham]){_NUM}(?:\s+and\s+a\s+half)?[- ]{_UNIT_T}(?:(?:,\s*|\s+and\s+){_NUM}(?:[- ]{_UNIT_T}))*(?:\s+and\s+a\s+half)?(?![\w])", re.I), 0.8),
@@ -400,6 +400,10 @@ def is_legal_date(text: str, start: int, end: int) -> bool:
                 or _LEGAL_DATE_AFTER.match(text[end : end + 40]))
 
 
+# What every match of a rule contains (its scan is skipped when the text has none): a time has ":" or "." before
+# its minutes or has a.m./p.m.; a numeric date has a separator, a month and a separator.
+_TIME_CORE = re.compile(r"[:.][0-5]\d")
+_DATE_NUMERIC_CORE = re.compile(r"[./-][01]?\d[./-]")
 _THE = re.compile(r"(?:the\s+)", re.I)
 _IN_FORCE = re.compile(r"(?:into force|in force|entry into force)\b[^.]{0,40}$")
 
@@ -408,6 +412,20 @@ class DateTimeRecognizer(RegexRecognizer):
     name = "datetime"
     entity_type = "DATETIME"
     patterns = DATE_PATTERNS
+
+    def absent(self, rule, text):
+        if rule == "decade":
+            return "0s" not in text
+        if rule == "time":
+            return "a.m." not in text and "p.m." not in text and _TIME_CORE.search(text) is None
+        if rule == "date_numeric":
+            return _DATE_NUMERIC_CORE.search(text) is None
+        if rule == "season":
+            if "ı" in text or "İ" in text or "ſ" in text:
+                return False  # case-insensitive "i" and "s" also match these; str.lower does not map them
+            low = text.lower()
+            return not any(w in low for w in ("spring", "summer", "autumn", "fall", "winter"))
+        return False
 
     def subtype_for(self, rule, match):
         return {"time": "TIME", "duration": "DURATION"}.get(rule, "DATE")
