@@ -15,7 +15,9 @@ expression that names the entity, not the part a recognizer happened to find).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 from .base import Detection
 from .gazetteer import TITLES
@@ -73,11 +75,13 @@ class TitleRun:
     loose: bool  # contains lower-case joiners or a colon: only MISC names take such runs
 
 
-def title_runs(text: str) -> list[TitleRun]:
+def title_runs(text: str, seeds: Sequence[tuple[int, int]] | None = None) -> list[TitleRun]:
     """Runs of two or more capitalised words (module docstring). A run ends at sentence punctuation (a full stop
     after an abbreviation or an initial does not end it), brackets and quotes, a legal-reference word, a month or
-    a year; capitalised function words and trailing joiners are trimmed."""
+    a year; capitalised function words and trailing joiners are trimmed. With ``seeds`` (spans sorted by start),
+    only the runs in stretches that hold one of them whole are found: no other run can take a seed."""
     runs: list[TitleRun] = []
+    seed_starts = [s for s, _ in seeds] if seeds is not None else None
     cur: list[tuple[int, int, str]] = []  # (start, end, kind) with kind CAP | NUM | JOIN | COLON
 
     def close():
@@ -92,6 +96,11 @@ def title_runs(text: str) -> list[TitleRun]:
 
     for candidate in _CANDIDATE.finditer(text):  # only stretches of capitalised words, numbers and joiners
         close()
+        if seeds is not None:
+            first = bisect_left(seed_starts, candidate.start())
+            last = bisect_left(seed_starts, candidate.end(), first)
+            if not any(seeds[k][1] <= candidate.end() for k in range(first, last)):
+                continue
         for m in _TOKEN.finditer(text, candidate.start(), candidate.end()):
             lead, core, trail = _CORE.match(m.group(0)).groups()
             start = m.start() + len(lead)
@@ -178,4 +187,5 @@ def extend_names(text: str, dets: list[Detection]) -> list[Detection]:
     out: list[Detection] = []
     for i, d in enumerate(dets):
         out.append(extend_to_ordinal(text, d, dets[i - 1].end if i else 0))
-    return extend_to_title_run(text, out, title_runs(text))
+    seeds = [(d.start, d.end) for d in out if d.type in _RUN_SEED_TYPES]
+    return extend_to_title_run(text, out, title_runs(text, seeds)) if seeds else out
