@@ -4,6 +4,7 @@ import uuid
 import numpy as np
 import pytest
 
+from anonstream import contracts
 from anonstream.mixture.em import fit_mixture
 from anonstream.records import Chunk
 from anonstream.stages.cluster import ClusterStage
@@ -38,8 +39,9 @@ def test_registry_versions_are_atomic_pruned_and_hot_swapped(client, tenant):
     registry = redis_state.RedisModelRegistry(client, tenant, keep=2)
     stage = ClusterStage(registry, k=2)
     X = _unit_rows(40, 8, 0)
-    stage.process(_chunks(X))  # no model yet: bootstrap publishes version 1
+    first = stage.process(_chunks(X))  # no model yet: bootstrap publishes version 1
     assert registry.current_version() == 1 and stage.model_version == 1
+    assert all("previous" not in emits[-1].value["cluster"] for emits in first)
     for _ in range(3):
         model = fit_mixture(X, "pkb", 3, seed=1)
         registry.publish(model.to_bytes(), {"reason": "test"})
@@ -48,6 +50,12 @@ def test_registry_versions_are_atomic_pruned_and_hot_swapped(client, tenant):
     out = stage.process(_chunks(X[:5]))
     assert stage.model_version == 4 and stage.model.k == 3
     assert {emits[0].value["cluster"]["model_version"] for emits in out} == {4}
+    # the component under the model the stage had before the swap, for the swap pools' handover
+    assert {emits[0].value["cluster"]["previous"]["model_version"] for emits in out} == {1}
+    for emits in out:
+        contracts.validate("chunk-clustered.v1.json", emits[0].value)
+    restarted = ClusterStage(registry, k=2).process(_chunks(X[:5]))  # a restart loads the version before
+    assert {emits[0].value["cluster"]["previous"]["model_version"] for emits in restarted} == {3}
 
 
 def test_cluster_keeps_its_cached_model_when_redis_is_unreachable(client, tenant):

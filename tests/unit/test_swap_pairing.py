@@ -228,3 +228,20 @@ def test_partners_with_as_many_values_per_category_go_first():
         p.offer(make_chunk("d1", 1, "{ORG:Gamma} in {LOC/GPE:Ohio} in {DATETIME/DATE:June 2002}."))
         out = p.offer(make_chunk("d3", 0, "{ORG:Delta} in {LOC/GPE:Iowa} in {DATETIME/DATE:July 2003}."))
         assert out.log[1]["chunk_index"] == 1  # one Organization value, like d3
+
+
+def test_after_a_refit_chunks_still_pair_with_those_waiting_in_the_old_version():
+    p = processor()
+    assert len(p.offer(make_chunk("d1", 0, A, model_version=1, component=0))) == 0  # waits in v1:c0
+    stranger = make_chunk("d2", 0, B, model_version=2, component=3)
+    assert len(p.offer(copy.deepcopy(stranger))) == 0  # no handover: waits in v2:c3, d1 stays stranded
+    p2 = processor()
+    p2.offer(make_chunk("d1", 0, A, model_version=1, component=0))
+    handed = make_chunk("d2", 0, B, model_version=2, component=3)
+    handed.cluster["previous"] = {"model_version": 1, "component": 0}
+    out = p2.offer(handed)
+    assert {r["action"] for r in out.log} == {"swapped"} and len(out.chunks) == 2
+    contracts.validate("chunk-sanitized.v1.json", out.chunks[0].to_wire())
+    other = make_chunk("d3", 0, A.replace("Siemens", "Bosch"), model_version=2, component=3)
+    other.cluster["previous"] = {"model_version": 1, "component": 5}  # another old cluster: no partner there
+    assert len(p2.offer(other)) == 0

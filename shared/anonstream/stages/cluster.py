@@ -1,7 +1,8 @@
 """cluster: assign each chunk to a component of the current spherical mixture (paper 000 §2.2).
 
 The model comes from a ``ModelRegistry``; the stage checks the current version on every batch and
-hot-swaps when it changed. With no model yet it fits a bootstrap model on the batch and publishes
+hot-swaps when it changed. After a hot swap each chunk also gets its component under the previous version
+(``cluster.previous``), so the swap stage can still pair it with chunks that wait in the old version's pools. With no model yet it fits a bootstrap model on the batch and publishes
 it. When the registry cannot be reached it keeps assigning with its cached model and counts the
 batches it did so (``registry_unavailable``), for the service's metrics.
 """
@@ -71,7 +72,7 @@ class ClusterStage(ChunkStage):
         self.model_version: int | None = None
         self.registry_unavailable = 0
         self.hot_swaps = 0
-
+        self.previous: tuple[SphericalMixture, int] | None = None  # the model before the last hot swap
 
     def metrics(self) -> dict[str, Any]:
         return {"model_version": self.model_version, "hot_swaps": self.hot_swaps,
@@ -84,6 +85,10 @@ class ClusterStage(ChunkStage):
             if current is not None and current != self.model_version:
                 stored = self.registry.load(current)
                 if stored is not None:
+                    if self.model is not None:
+                        self.previous = (self.model, self.model_version)
+                    else:
+                        self.previous = self._load_previous(current)
                     self.model = SphericalMixture.from_bytes(stored.model_bytes)
                     self.model_version = current
                     self.hot_swaps += 1
@@ -102,14 +107,25 @@ class ClusterStage(ChunkStage):
         if X.shape[1] != self.model.dim:
             raise ValueError(f"embedding dim {X.shape[1]} != model dim {self.model.dim}")
         labels, posterior, log_density = self.model.assign(X)
+        previous = None
+        if self.previous is not None and self.previous[0].dim == X.shape[1]:
+            previous = self.previous[0].assign(X)[0]
         out: list[list[Emit] | Exception] = []
-        for chunk, label, p, ld in zip(chunks, labels, posterior, log_density):
+        for i, (chunk, label, p, ld) in enumerate(zip(chunks, labels, posterior, log_density)):
             chunk.cluster = {"model_version": self.model_version, "component": int(label),
                              "posterior": float(p), "log_density": float(ld)}
+            if previous is not None:
+                chunk.cluster["previous"] = {"model_version": self.previous[1], "component": int(previous[i])}
             chunk.lineage[self.name] = self.version
             out.append([chunk_emit(topics.CHUNKS_CLUSTERED, chunk)])
         out[0][:0] = updates
         return out
+
+    def _load_previous(self, current: int) -> tuple[SphericalMixture, int] | None:
+        """At start-up, the version before ``current`` if the registry still keeps it (a restart right after a
+        refit must not strand the old pools either)."""
+        stored = self.registry.load(current - 1) if current > 1 else None
+        return None if stored is None else (SphericalMixture.from_bytes(stored.model_bytes), current - 1)
 
     def _bootstrap(self, X: np.ndarray, embedding_model: str) -> Emit:
         model = fit_checked(X, self.family, self.k, self.min_weight, embedding_model)

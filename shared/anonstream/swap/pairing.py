@@ -12,7 +12,8 @@ passes through ``SwapProcessor.offer`` once and leaves with a decision:
    eq. 2.4); with ``release.donors`` a chunk that does not want one may still serve as the partner of
    a *waiting rare* chunk.
 3. A partner is **valid** (§2.1, §2.3 constraints C) when it waits in the same pool (same cluster:
-   mixture model version and component), comes from a different document, differs on at least one
+   mixture model version and component; right after a refit also the pool of the chunk's component under
+   the previous version, so the chunks waiting there are not stranded), comes from a different document, differs on at least one
    unswapped category (as released, i.e. after C/G operators; otherwise the swap is a re-indexing),
    differs on J (otherwise nothing changes), and has values on the same J categories (the text needs
    a place for every value that moves; this keeps the joint distribution inside J exact). Among valid
@@ -88,6 +89,16 @@ def pool_of(chunk: Chunk) -> str:
     if not cluster:
         return "unclustered"
     return f"v{cluster['model_version']}:c{cluster['component']}"
+
+
+def handover_pool_of(chunk: Chunk) -> str | None:
+    """The pool of the chunk's component under the previous model version, when the cluster stage gave one
+    (``cluster.previous``, right after a refit): chunks still waiting there are in the same cluster as this
+    one by the model they were assigned with, so they remain valid partners instead of waiting out T."""
+    previous = (chunk.cluster or {}).get("previous")
+    if not previous:
+        return None
+    return f"v{previous['model_version']}:c{previous['component']}"
 
 
 @dataclass(slots=True)
@@ -247,9 +258,10 @@ class SwapProcessor:
                           an.shape(J))
         offer = _Offer(chunk, an, entry, wants)
 
-        paired = self._pair(pool, offer)
-        if paired is not None:
-            return paired
+        for partner_pool in (pool, handover_pool_of(chunk)):
+            paired = self._pair(partner_pool, offer) if partner_pool else None
+            if paired is not None:
+                return paired
         if not wants:
             return self._direct(chunk, an, "untouched", "not_selected", entry=entry)
         out = SwapOutput()
