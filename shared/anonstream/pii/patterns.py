@@ -149,6 +149,7 @@ class UrlRecognizer(RegexRecognizer):
 
 
 _PHONE = re.compile(r"(?<![\w/+.-])(?:\+|00)?\(?\d[\d\s().-]{5,20}\d(?![\w/-])")
+_PHONE_DIGITS = re.compile(r"\d[\d\s().-]{5,20}\d")  # in every phone match: its scan is skipped when the text has none
 PHONE_CONTEXT = ("phone", "telephone", "tel", "mobile", "cell", "fax", "call", "called", "number", "hotline", "gsm")
 
 
@@ -163,6 +164,9 @@ class PhoneRecognizer(RegexRecognizer):
 
     def __init__(self, regions: tuple[str, ...] = ("US", "GB", "DE", "FR", "DK", "PL", "TR", "NO", "SE", "IT", "ES", "NL")):
         self.regions = regions
+
+    def absent(self, rule, text):
+        return _PHONE_DIGITS.search(text) is None
 
     def validate(self, text, match, rule):
         raw = match.group(0).strip()
@@ -263,6 +267,9 @@ class IpRecognizer(RegexRecognizer):
         ("ipv6", re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}(?::|[0-9A-Fa-f]{1,4})(?:[0-9A-Fa-f:]*)(?![\w:])"), 1.0),
     )
 
+    def absent(self, rule, text):
+        return rule == "ipv6" and text.count(":") < 2
+
     def validate(self, text, match, rule):
         try:
             addr = ipaddress.ip_address(match.group(0))
@@ -285,6 +292,9 @@ _REF = re.compile(
 _NO_NUMBER = re.compile(r"(?:\b(?P<noun>[a-z]{3,})\s+)?\b(?:[Nn]o|[Nn]os|[Nn]r)\.?\s+(\d[\w./-]*)")
 # what every no_number match contains: its scan is skipped when the text has none
 _NO_NUMBER_CORE = re.compile(r"[Nn](?:os?|r)\.?\s+\d")
+# and every reference_code match: a capital then a digit ("D-4840", "LH3042"), a digit then a capital ("4B1") or a
+# dotted number ("11/14.2"); written to begin with its first character class (the engine skips to candidates)
+_REF_CORE = re.compile(r"[A-Z\d](?:(?<=[A-Z])[ -]?\d|(?<=\d)(?:[A-Z]|[./]\d))")
 _NO_NOUN_KEEP = frozenset(("plot", "plots", "parcel", "parcels", "flat", "apartment", "room", "cell", "house", "lot",
                            "block", "sheet", "file", "register", "entry", "account", "licence", "license", "passport",
                            "vehicle", "plate", "card", "ticket", "certificate", "permit", "box"))
@@ -302,6 +312,8 @@ class CaseNumberRecognizer(RegexRecognizer):
     patterns = (("case_number", _CASE, 0.9), ("reference_code", _REF, 0.7), ("no_number", _NO_NUMBER, 0.75))
 
     def absent(self, rule, text):
+        if rule == "reference_code":
+            return _REF_CORE.search(text) is None
         return rule == "no_number" and _NO_NUMBER_CORE.search(text) is None
 
     def span(self, match):
