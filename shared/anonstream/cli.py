@@ -16,6 +16,9 @@ COMMAND_MODULES = ("anonstream.pii.cli", "anonstream.mixture.cli", "anonstream.s
 def _run(args: argparse.Namespace) -> int:
     from .runtime.embedded import run
 
+    for path in (args.output, args.report):
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
     report = run(Path(args.input), Path(args.output), Path(args.report) if args.report else None,
                  progress=not args.quiet)
     summary = report.as_dict()
