@@ -18,7 +18,6 @@ name, score and the context words that raised or confirmed it.
 """
 from __future__ import annotations
 
-import functools
 import ipaddress
 import re
 from typing import Any
@@ -111,12 +110,6 @@ class EmailRecognizer(RegexRecognizer):
 _URL_TLDS = (".com/", ".org/", ".net/", ".edu/", ".gov/", ".io/", ".eu/", ".info/")
 
 
-@functools.lru_cache(maxsize=4)
-def _lower(text: str) -> str:
-    """``text.lower()``, kept for the few recognizers that test the same text in turn."""
-    return text.lower()
-
-
 class UrlRecognizer(RegexRecognizer):
     name = "url"
     subtype = "URL"
@@ -133,7 +126,7 @@ class UrlRecognizer(RegexRecognizer):
             return True
         if rule == "url_domain_path" and ("ı" in text or "İ" in text):
             return False  # case-insensitive "i" also matches these; str.lower does not map them to "i"
-        low = _lower(text)
+        low = text.lower()
         if rule == "url_www":
             return "www." not in low
         return not any(t in low for t in _URL_TLDS)
