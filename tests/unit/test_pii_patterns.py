@@ -84,3 +84,20 @@ def test_money_and_quantities_keep_units():
     money = _hits(MoneyRecognizer(), text)
     assert {"DKK 2,200,000", "10,000 Polish zlotys (PLN)", "approximately EUR 19,000,000"} <= set(money)
     assert {"50 metres", "30%"} <= set(_hits(QuantityRecognizer(), text))
+
+
+@pytest.mark.parametrize("text, found", [
+    ("and his team won 3–0. At the end", ["3–0"]),
+    ("a college basketball record of 289–296.  His teams", ["289–296"]),
+    ("She compiled a .983 fielding average and hit .225 with a .319 on-base percentage", [".983", ".225", ".319"]),
+    ("where they placed 15th; in 1884 the team fell back to seventh place", ["15th", "seventh"]),
+    ("sixth in runs batted in (45) and tenth in the league", ["sixth", "tenth"]),
+    ("Articles 5–6 of the Convention; pages 10–12", []),  # a range without a result word is no score
+    ("the 3rd Chamber; on 3.5 hectares; 1.983 m; version 2.319", []),
+])
+def test_result_recognizer(text, found):
+    from anonstream.pii.patterns import ResultRecognizer
+
+    dets = ResultRecognizer().analyze(text)
+    assert [text[d.start:d.end] for d in sorted(dets, key=lambda d: d.start)] == found
+    assert all(d.type == "QUANTITY" and d.subtype == "RESULT" for d in dets)

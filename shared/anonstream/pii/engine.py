@@ -50,7 +50,7 @@ from .windows import NerWindows
 from .operators import Operator, OperatorContext, make_operator
 from .patterns import (
     CardRecognizer, CaseNumberRecognizer, DateTimeRecognizer, EmailRecognizer, IbanRecognizer, IpRecognizer,
-    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, UrlRecognizer, is_legal_date,
+    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, ResultRecognizer, UrlRecognizer, is_legal_date,
 )
 from .policy import IdentifierPolicy, country_of, make_policy, rank_max
 from .vetting import PersonVetter, VetContext
@@ -102,7 +102,7 @@ class InMemoryPseudonymStore(PseudonymStore):
 # ---------------------------------------------------------------------------------------------
 ALL_RECOGNIZERS = ("ner", "email", "url", "phone", "iban", "card", "ip", "case_number", "datetime", "money",
                    "quantity", "gazetteer", "title", "initials", "acronym", "institution", "letter_name", "role",
-                   "proper_phrase", "life_dates")
+                   "proper_phrase", "life_dates", "result")
 
 
 @dataclass
@@ -160,7 +160,7 @@ def build_recognizers(config: PiiConfig) -> list[Recognizer]:
         ("quantity", QuantityRecognizer), ("gazetteer", GazetteerRecognizer), ("title", TitleRecognizer),
         ("initials", InitialsRecognizer), ("acronym", AcronymRecognizer), ("institution", InstitutionRecognizer),
         ("letter_name", LetterNameRecognizer), ("role", RoleRecognizer), ("proper_phrase", ProperPhraseRecognizer),
-        ("life_dates", LifeDatesRecognizer),
+        ("life_dates", LifeDatesRecognizer), ("result", ResultRecognizer),
     ]
     out = [factory() for name, factory in table if name in enabled]
     if config.deny_list:

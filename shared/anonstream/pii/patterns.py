@@ -570,7 +570,47 @@ class QuantityRecognizer(RegexRecognizer):
         return 1.0 if unit else 0.8
 
 
+_ORDINAL = (r"(?:\d{1,3}(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|"
+            r"twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth)")
+RESULT_PATTERNS = (
+    # "his team won 3–0", "a college basketball record of 289–296": en/em dash only (ranges use hyphens)
+    ("score", re.compile(r"(?<![\w.,–—-])\d{1,3}\s?[–—]\s?\d{1,3}(?![\w–—-]|[.,]\d)"), 0.9),
+    # batting, fielding and on-base averages: ".983", "hit .225 with a .319 on-base percentage"
+    ("average", re.compile(r"(?<![\w.,])\.\d{3}(?![\d.,]\d)(?!\w)"), 0.9),
+    # placings: "placed 15th", "fell back to seventh place", "sixth in runs batted in"
+    ("placing", re.compile(
+        rf"(?:(?<=placed )|(?<=finished )|(?<=ranked )|(?<=came )|(?<=back to )|(?<=rose to )|(?<=ended )){_ORDINAL}\b"
+        rf"|\b{_ORDINAL}(?= (?:place|position|overall)\b| in (?:the )?(?:league|runs|hits|points|goals|wins|batting|"
+        rf"scoring|standings|conference|division)\b)", re.I), 0.9),
+)
+_SCORE_CONTEXT = re.compile(r"\b(?:won|win|wins|lost|loss|losses|beat|defeated|drew|draw|tied|score|scored|record|"
+                            r"victory|match|game|final|series|season|against)\b", re.I)
+
+
+class ResultRecognizer(RegexRecognizer):
+    """Sports results and rankings, which single out a career in a biography (TAB's bios mark them QUANTITY):
+    scores and win-loss records (with a result word in the 40 characters before), three-decimal averages and
+    placings."""
+
+    name = "result"
+    entity_type = "QUANTITY"
+    subtype = "RESULT"
+    patterns = RESULT_PATTERNS
+
+    def absent(self, rule, text):
+        if rule == "score":
+            return "–" not in text and "—" not in text
+        if rule == "average":
+            return " ." not in text and "(." not in text
+        return False
+
+    def validate(self, text, match, rule):
+        if rule == "score" and not _SCORE_CONTEXT.search(text, max(0, match.start() - 40), match.start()):
+            return None
+        return 1.0
+
+
 DEFAULT_PATTERN_RECOGNIZERS = (
     EmailRecognizer, UrlRecognizer, PhoneRecognizer, IbanRecognizer, CardRecognizer, IpRecognizer,
-    CaseNumberRecognizer, DateTimeRecognizer, MoneyRecognizer, QuantityRecognizer,
+    CaseNumberRecognizer, DateTimeRecognizer, MoneyRecognizer, QuantityRecognizer, ResultRecognizer,
 )
