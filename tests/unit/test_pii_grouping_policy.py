@@ -25,6 +25,16 @@ def test_person_mentions_group_by_surname_initials_and_titles():
     assert ents.resolve("PERSON", "Polat")["id"] == b["id"]  # ambiguous: the most recently mentioned
 
 
+def test_person_compared_with_its_fullest_name_after_it_gains_one():
+    ents = DocumentEntities("d")
+    a = ents.resolve("PERSON", "Polat")
+    assert ents.resolve("PERSON", "Cengiz")["id"] != a["id"]  # no full name yet
+    assert ents.resolve("PERSON", "Cengiz Polat")["id"] == a["id"]
+    assert ents.resolve("PERSON", "Cengiz")["id"] == a["id"]  # the fuller form now counts
+    state = ents.to_state()
+    assert set(state) == {"version", "doc_id", "context", "mentions_seen", "entities", "acronyms"}
+
+
 def test_org_variants_and_acronyms_group():
     ents = DocumentEntities("d")
     full = ents.resolve("ORG", "the Bydgoszcz District Court (Sąd Rejonowy)")

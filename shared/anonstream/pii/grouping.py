@@ -46,8 +46,11 @@ def entity_form(entity_type: str, text: str) -> str:
     return form or normalize(text)
 
 
+_NAME_SPLIT = re.compile(r"[\s]+")
+
+
 def _name_tokens(form: str) -> list[str]:
-    return [t for t in re.split(r"[\s]+", form.replace(".", ". ")) if t]
+    return [t for t in _NAME_SPLIT.split(form.replace(".", ". ")) if t]
 
 
 def _initial_of(tok: str) -> str | None:
@@ -84,6 +87,8 @@ class DocumentEntities:
         self.mentions_seen = 0
         self._by_form: dict[tuple[str, str], int] = {}
         self._acronyms: dict[str, int] = {}
+        # PERSON entity index -> (its number of forms, tokens of its most complete name): not part of the state
+        self._fullest_names: dict[int, tuple[int, list[str]]] = {}
 
     # -- state -----------------------------------------------------------------------------
     def to_state(self) -> dict[str, Any]:
@@ -186,8 +191,7 @@ class DocumentEntities:
         for i, ent in enumerate(self.entities):
             if ent["type"] != "PERSON" or not ent["forms"]:
                 continue
-            # compare with the entity's most complete name ("cengiz polat", not a bare "polat" it also has)
-            ft = max((_name_tokens(f) for f in ent["forms"]), key=lambda t: (len(t), sum(map(len, t))))
+            ft = self._fullest_name(i, ent["forms"])
             if not ft:
                 continue
             if len(surname) > 1 and ft[-1].rstrip(".") == surname and _given_compatible(toks[:-1], ft[:-1]):
@@ -197,3 +201,12 @@ class DocumentEntities:
         if not cands:
             return None
         return max(cands, key=lambda i: self.entities[i]["last_seen"])
+
+    def _fullest_name(self, idx: int, forms: list[str]) -> list[str]:
+        """Tokens of entity ``idx``'s most complete name ("cengiz polat", not a bare "polat" it also has),
+        computed again only when the entity has gained a form."""
+        cached = self._fullest_names.get(idx)
+        if cached is None or cached[0] != len(forms):
+            cached = (len(forms), max((_name_tokens(f) for f in forms), key=lambda t: (len(t), sum(map(len, t)))))
+            self._fullest_names[idx] = cached
+        return cached[1]
