@@ -294,7 +294,7 @@ _NO_NOUN_KEEP = frozenset(("plot", "plots", "parcel", "parcels", "flat", "apartm
                            "block", "sheet", "file", "register", "entry", "account", "licence", "license", "passport",
                            "vehicle", "plate", "card", "ticket", "certificate", "permit", "box"))
 _LEGAL_BEFORE = re.compile(
-    r"(?:article|articles|art\.|section|sections|rule|rules|§|protocol|paragraph|paragraphs|para\.|chapter|law|act|"
+    r"(?=[acdloprs§])(?:article|articles|art\.|section|sections|rule|rules|§|protocol|paragraph|paragraphs|para\.|chapter|law|act|"
     r"regulation|decree|ordinance|directive|resolution|page|pages|pp?\.)\s*$", re.I)
 
 
@@ -378,7 +378,7 @@ DATE_PATTERNS = (
     ("duration", re.compile(
         rf"\b(?=[\dotfsenham]){_NUM}(?:\s+and\s+a\s+half)?[- ]{_UNIT_T}(?:(?:,\s*|\s+and\s+){_NUM}(?:[- ]{_UNIT_T}))*(?:\s+and\s+a\s+half)?(?![\w])", re.I), 0.8),
 )
-_YEAR_LEGAL = re.compile(r"(?:\b(?:Act|Law|Code|Convention|Protocol|Regulation|Decree|Rules?|Treaty|Constitution|Reports|Series|Directive|Statute)\s*(?:of\s+)?(?:\d+\s+)?$)|(?:§\s*$)|(?:\bno\.?\s*\d+\s*(?:of\s+)?$)", re.I)
+_YEAR_LEGAL = re.compile(r"(?=[acdlnprst§])(?:(?:\b(?:Act|Law|Code|Convention|Protocol|Regulation|Decree|Rules?|Treaty|Constitution|Reports|Series|Directive|Statute)\s*(?:of\s+)?(?:\d+\s+)?$)|(?:§\s*$)|(?:\bno\.?\s*\d+\s*(?:of\s+)?$))", re.I)
 
 
 # Dates of legal instruments and of the Court's own institutional events are generic references, not facts of
@@ -389,12 +389,12 @@ _YEAR_LEGAL = re.compile(r"(?:\b(?:Act|Law|Code|Convention|Protocol|Regulation|D
 # the part of a date before a sub-match of it ("June 2004", "2004" in "17 June 2004")
 _PARTIAL_DATE = rf"(?:\d{{1,2}}\s+)?(?:(?:{MONTH_NAMES})\s+)?"
 _LEGAL_DATE_BEFORE = re.compile(
-    r"(?:(?:\b(?:Act|Law|Code|Decree|Regulation|Ordinance|Statute|Directive|Resolution|Protocol)"
+    r"(?=[ACDLOPRSacep])(?:(?:(?:\b(?:Act|Law|Code|Decree|Regulation|Ordinance|Statute|Directive|Resolution|Protocol)"
     r"(?:\s+[Nn]o\.?\s*[\w/.-]+)?,?\s+of\s+(?:the\s+)?)"
     r"|(?:\b(?:published|promulgated)\b[^.]{0,40}\bon\s+)"
     r"|(?:\b(?:entered|came|enter|come|entry)\s+into\s+force\s+on\s+))" + _PARTIAL_DATE + "$"
     # a number NER took for a date: "Law no. 3713", "Articles 44 and 48", "art. 44"
-    r"|(?:\b(?:Law|Act|Decree|Regulation)\s+[Nn]o\.\s*$)|(?:\b(?:Articles?|art\.)\s+(?:\d+\s+and\s+)?$)")
+    r"|(?:\b(?:Law|Act|Decree|Regulation)\s+[Nn]o\.\s*$)|(?:\b(?:Articles?|art\.)\s+(?:\d+\s+and\s+)?$))")
 _LEGAL_DATE_AFTER = re.compile(
     r"^,?\s+(?:the Court changed the composition|when Protocol No\.|(?:Law|Act|Decree)\s+[Nn]o\.)"
     r"|^\s+(?:[A-Z][a-z]+\s+)?(?:Act|Law|Code|Constitution|Decree|Regulations?)\b")  # "the 2004 Act", "the 1997 Lustration Act"
