@@ -647,6 +647,7 @@ _TITLE_CASE = re.compile(
     rf"(?<![\w’'-])[{_UP}][\w’'-]*(?:\s+(?:(?:of|the|and|&|in|on|for|a|an|at|de|del|du|la|le|von|van|der)\s+)*"
     rf"[{_UP}0-9][\w’'-]*)+")
 _HAS_DATE_PART = re.compile(rf"\b(?:{MONTH_NAMES})\b")
+_WORD_CHARS = re.compile(r"[\w’'-]*")
 _QUOTE_STOP = re.compile(r"\b(?:applicant|Government|Court|Convention|Article|Commission|Rule)s?\b")
 
 
@@ -666,7 +667,7 @@ class ProperPhraseRecognizer(Recognizer):
                                  subtype="WORK_OF_ART"))
         for m in _TITLE_CASE.finditer(text):
             s = m.start()
-            if len(re.match(r"[\w’'-]*", text[s:]).group(0)) < 2:
+            if _WORD_CHARS.match(text, s).end() - s < 2:
                 continue
             before = text[max(0, s - 3) : s]
             if s == 0 or re.search(r"(?:[.!?:;]\s*|\n\s*|^\s*)$", before) or before.endswith(("“", "\"", "(")):

@@ -25,6 +25,9 @@ _STRIP = " .,;:'\"’“”()[]"
 _SPACES = re.compile(r"\s+")
 _ARTICLE = re.compile(r"^(?:the|a|an) ")
 _POSSESSIVE = re.compile(r"'s$")
+_ACRONYM_FORM = re.compile(r"[a-z0-9&/-]{2,12}")
+_ACRONYM_AT_END = re.compile(r"\(([A-Z][A-Z0-9&/-]{1,11})\)\s*$")  # "Kurdistan Workers’ Party (PKK)"
+_ACRONYM_AT_START = re.compile(r"\s*\(([A-Z][A-Z0-9&/-]{1,11})\)")  # the text after a name: " (PKK), an illegal"
 IDENTIFIER_RANK = {"NO_MASK": 0, "QUASI": 1, "DIRECT": 2}
 
 
@@ -162,7 +165,7 @@ class DocumentEntities:
         idx = self._match_person(form) if entity_type == "PERSON" else None
         if idx is None:
             idx = self._by_form.get((entity_type, form))
-        if idx is None and entity_type in ("ORG", "MISC", "LOC") and re.fullmatch(r"[a-z0-9&/-]{2,12}", form):
+        if idx is None and entity_type in ("ORG", "MISC", "LOC") and _ACRONYM_FORM.fullmatch(form):
             idx = self._acronyms.get(form)
         if idx is None:
             idx = self._new(entity_type, form, subtype)
@@ -177,7 +180,7 @@ class DocumentEntities:
             ent["subtype"] = subtype
         self._by_form[(entity_type, form)] = idx
         if entity_type in ("ORG", "MISC", "LOC"):
-            m = re.search(r"\(([A-Z][A-Z0-9&/-]{1,11})\)\s*$", text) or re.match(r"\s*\(([A-Z][A-Z0-9&/-]{1,11})\)", following)
+            m = _ACRONYM_AT_END.search(text) or _ACRONYM_AT_START.match(following)
             if m:
                 self._acronyms.setdefault(m.group(1).lower(), idx)
         return ent

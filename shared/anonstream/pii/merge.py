@@ -117,6 +117,9 @@ of the a an and or but in on at to for from by with as is was were are be been h
 these those its his her their our my your he she it they we you not no
 """.split())
 _WORDS_AFTER = re.compile(r"^(?:\s+[a-z][\w‑-]*){1,3}")
+_LOWER_WORD = re.compile(r"[a-z][\w‑-]*")
+_NAME_TOKEN = re.compile(r"[\w'’-]+")
+_LOWER_CASE_WORD = re.compile(r"(?<![\w-])[a-z][\w'’-]*")
 _HEAD_TYPES = ("ORG", "LOC", "DEM", "PERSON", "MISC")
 
 
@@ -128,7 +131,7 @@ def extend_to_head_noun(text: str, d: Detection, limit: int) -> Detection:
     m = _WORDS_AFTER.match(text[d.end : min(limit, d.end + 60)])
     if not m:
         return d
-    for word in re.finditer(r"[a-z][\w‑-]*", m.group(0)):
+    for word in _LOWER_WORD.finditer(m.group(0)):
         w = word.group(0)
         kind = "ORG" if w in GROUP_HEADS else "MISC" if w in EVENT_HEADS else None
         if kind is not None:
@@ -243,11 +246,11 @@ def propagate_mentions(text: str, dets: list[Detection], known: dict[str, tuple[
         if len(surface) >= min_len:
             forms.setdefault(surface, (d.type, d.subtype))
         if d.type == "PERSON":
-            toks = [t for t in re.findall(r"[\w'’-]+", surface) if t.lower() not in ("mr", "mrs", "ms", "dr")]
+            toks = [t for t in _NAME_TOKEN.findall(surface) if t.lower() not in ("mr", "mrs", "ms", "dr")]
             if len(toks) >= 2 and len(toks[-1]) >= min_len and toks[-1][0].isupper():
                 forms.setdefault(toks[-1], ("PERSON", d.subtype))
     # a single word that also occurs in lower case in the document is a common word, not a name
-    lowered = set(re.findall(r"(?<![\w-])[a-z][\w'’-]*", text))
+    lowered = set(_LOWER_CASE_WORD.findall(text))
     forms = {f: v for f, v in forms.items() if " " in f or not f[:1].isupper() or f.lower() not in lowered}
     if not forms:
         return []

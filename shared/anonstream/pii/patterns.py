@@ -412,6 +412,9 @@ def is_legal_date(text: str, start: int, end: int) -> bool:
 _TIME_CORE = re.compile(r"[:.][0-5]\d")
 _DATE_NUMERIC_CORE = re.compile(r"[./-][01]?\d[./-]")
 _THE = re.compile(r"(?:the\s+)", re.I)
+# what must not follow a year: "§", "/" ("1998 § 3", "2004/123"), capitals or a currency ("2000 DEM", "1500 €")
+_SECTION_OR_SLASH = re.compile(r"\s*[§/]")
+_CODE_OR_CURRENCY = re.compile(r"\s?(?:[A-Z]{2,}|€|\$)")
 _IN_FORCE = re.compile(r"(?:into force|in force|entry into force)\b[^.]{0,40}$")
 
 
@@ -459,7 +462,7 @@ class DateTimeRecognizer(RegexRecognizer):
             if _YEAR_LEGAL.search(before):
                 return None  # the year a law was passed: a generic legal reference (TAB guidelines, exceptions)
             after = text[match.end() : match.end() + 3]
-            if re.match(r"\s*[§/]", after) or re.match(r"\s?(?:[A-Z]{2,}|€|\$)", text[match.end():match.end() + 3]):
+            if _SECTION_OR_SLASH.match(after) or _CODE_OR_CURRENCY.match(text, match.end(), match.end() + 3):
                 return None
             return 1.0
         if rule == "duration":

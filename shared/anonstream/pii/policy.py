@@ -85,6 +85,11 @@ def _country_lookup() -> dict[str, str]:
 
 
 _COUNTRIES: dict[str, str] | None = None
+_STATE_OF_COUNTRY = re.compile(
+    r"(?:(?:the\s+)?(?:government|republic|kingdom|state|people's republic|federal republic|federation|"
+    r"grand duchy|principality|authorities|parliament)\s+of\s+(?:the\s+)?)?(.+?)"
+    r"(?:\s+(?:government|state|authorities|parliament|republic|national|nationals|citizen|citizens|"
+    r"courts?|law|legislation|army|police))?")
 
 
 def country_of(form: str) -> str | None:
@@ -96,11 +101,7 @@ def country_of(form: str) -> str | None:
     f = form.lower().strip()
     if f in _COUNTRIES:
         return _COUNTRIES[f]
-    m = re.fullmatch(
-        r"(?:(?:the\s+)?(?:government|republic|kingdom|state|people's republic|federal republic|federation|"
-        r"grand duchy|principality|authorities|parliament)\s+of\s+(?:the\s+)?)?(.+?)"
-        r"(?:\s+(?:government|state|authorities|parliament|republic|national|nationals|citizen|citizens|"
-        r"courts?|law|legislation|army|police))?", f)
+    m = _STATE_OF_COUNTRY.fullmatch(f)
     if m and m.group(1) in _COUNTRIES:
         return _COUNTRIES[m.group(1)]
     return None
@@ -127,9 +128,15 @@ class IdentifierPolicy(ABC):
 # ---------------------------------------------------------------------------------------------
 # Features
 # ---------------------------------------------------------------------------------------------
+_WORD = re.compile(r"[\w'’-]+")
+_GLOSS = re.compile(r"\s*\([^)]*\)?")
+_COURT_OFFICE_MINISTRY = re.compile(r"\b(?:court|office|ministry)\b")
+_SPACES = re.compile(r"\s+")
+
+
 def _words(form: str) -> list[str]:
     # "İ".lower() is "i" + a combining dot, which \w does not match: fold it to "i" first
-    return re.findall(r"[\w'’-]+", form.lower().replace("i\u0307", "i"))
+    return _WORD.findall(form.lower().replace("i\u0307", "i"))
 
 
 def is_generic_org(forms: Iterable[str], dominant: str | None) -> bool:
@@ -148,7 +155,7 @@ def is_generic_org(forms: Iterable[str], dominant: str | None) -> bool:
 
 def _without_glosses(form: str) -> str:
     """``form`` without parenthesized glosses ("Warsaw Regional Court (Sąd Okręgowy)" → "Warsaw Regional Court")."""
-    return re.sub(r"\s*\([^)]*\)?", " ", form).strip()
+    return _GLOSS.sub(" ", form).strip()
 
 
 def named_after_large_city(form: str, min_population: int) -> bool:
@@ -226,7 +233,7 @@ def is_legal_reference(entity: dict[str, Any]) -> bool:
     if entity.get("subtype") == "LAW":
         return True
     return entity["type"] in ("MISC", "ORG") and any(
-        LEGAL_WORDS.search(f.title()) and not re.search(r"\b(?:court|office|ministry)\b", f) for f in entity["forms"])
+        LEGAL_WORDS.search(f.title()) and not _COURT_OFFICE_MINISTRY.search(f) for f in entity["forms"])
 
 
 def is_vague_time(entity: dict[str, Any]) -> bool:
@@ -237,7 +244,7 @@ def is_vague_time(entity: dict[str, Any]) -> bool:
 
 def person_is_full_name(entity: dict[str, Any]) -> bool:
     for f in entity["forms"]:
-        toks = [t for t in re.split(r"\s+", f) if len(t.strip(".")) > 1]
+        toks = [t for t in _SPACES.split(f) if len(t.strip(".")) > 1]
         if len(toks) >= 2:
             return True
     return False
