@@ -28,6 +28,7 @@ _ORDINAL_BEFORE = re.compile(r"\b\d{1,3}(?:st|nd|rd|th)\s+$")
 _ORDINAL_PREFIX = re.compile(r"\d{1,3}(?:st|nd|rd|th)\s+(?=\S)")
 _ORDINAL_TYPES = ("ORG", "MISC", "DEM", "LOC")
 
+
 def without_ordinal(surface: str) -> str:
     """The name an ordinal-extended mention is decided and grouped by ("12th Assize Court" → "Assize Court"):
     the ordinal distinguishes instances but does not make a public body identifying."""
@@ -43,7 +44,6 @@ def extend_to_ordinal(text: str, d: Detection, floor: int) -> Detection:
     if not m:
         return d
     return replace(d, start=m.start(), rule=f"{d.rule}+ordinal")
-
 
 
 _MONTHS = frozenset("""January February March April May June July August September October November December
