@@ -94,3 +94,11 @@ def test_title_case_runs_leave_dates_to_the_date_recognizers():
     got = [text[d.start:d.end] for d in ProperPhraseRecognizer().analyze(text)]
     assert "Chief Building Inspector" in got
     assert not any("June" in g for g in got)
+
+
+def test_city_country_is_one_place_but_a_list_of_countries_is_not():
+    text = "He lived in Gdańsk, Poland; searches in Denmark, Switzerland and Sweden."
+    dets = [_det(text, "Gdańsk", "LOC"), _det(text, "Poland", "LOC"), _det(text, "Denmark", "LOC"),
+            _det(text, "Switzerland", "LOC"), _det(text, "Sweden", "LOC")]
+    assert [_surface(text, d) for d in combine_adjacent(text, dets)] == [
+        "Gdańsk, Poland", "Denmark", "Switzerland", "Sweden"]

@@ -18,6 +18,7 @@ from typing import Any
 from .base import Detection
 from .gazetteer import TITLES
 from .occurrences import find_occurrences
+from .policy import country_of
 
 STRONG_RECOGNIZERS = frozenset(("email", "url", "phone", "iban", "card", "ip"))
 
@@ -142,9 +143,10 @@ def extend_to_head_noun(text: str, d: Detection, limit: int) -> Detection:
 
 
 def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
-    """After overlap resolution: "City, Country" → one LOC (an address-like place); a place or name right
-    before an ORG ("Batman" + "Assize Court") → one ORG; a name followed by a group or event head noun
-    ("Sima clan", "Gujarat riots") → one ORG or MISC (``extend_to_head_noun``)."""
+    """After overlap resolution: "City, Country" → one LOC (an address-like place; not when the first place is
+    itself a country: "Denmark, Switzerland" is a list); a place or name right before an ORG ("Batman" +
+    "Assize Court") → one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
+    one ORG or MISC (``extend_to_head_noun``)."""
     dets = [extend_to_head_noun(text, d, dets[i + 1].start if i + 1 < len(dets) else len(text))
             for i, d in enumerate(dets)]
     out: list[Detection] = []
@@ -152,7 +154,8 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
         if out:
             prev = out[-1]
             gap = text[prev.end : d.start]
-            if prev.type == "LOC" and d.type == "LOC" and _COUNTRY_TAIL.match(gap):
+            if prev.type == "LOC" and d.type == "LOC" and _COUNTRY_TAIL.match(gap) \
+                    and country_of(text[prev.start:prev.end]) is None:  # "Denmark, Switzerland" is a list
                 out[-1] = replace(prev, end=d.end, rule=prev.rule + "+loc", score=max(prev.score, d.score))
                 continue
             if prev.type in ("LOC", "PERSON") and d.type == "ORG" and gap == " " and text[d.start].isupper():
