@@ -89,7 +89,8 @@ class StageService:
                     else:
                         await self._produce(producer, outputs)
                         self.stage.after_produced(outputs)
-                        await self._commit(consumer, offsets)
+                        if not await self._commit(consumer, offsets):
+                            offsets = {}
                     self._committed.update(offsets)
                     self.metrics.observe_batch(time.monotonic() - started, len(messages), len(handled.emits),
                                                len(handled.dead_letters))
@@ -176,14 +177,17 @@ class StageService:
                 partition=self.partitioner(emit.partition_key, partitions)))
         await asyncio.gather(*futures)
 
-    async def _commit(self, consumer, offsets) -> None:
+    async def _commit(self, consumer, offsets) -> bool:
         """Step 5. A commit refused because the group rebalanced is not an error: the records
-        will be delivered again to whoever owns the partitions now (at-least-once)."""
+        will be delivered again to whoever owns the partitions now (at-least-once). Returns whether
+        the offsets were committed."""
         try:
             await consumer.commit(offsets)
+            return True
         except CommitFailedError:
             log.warning("service %s: commit refused after a rebalance; batch will be re-delivered",
                         self.stage.name)
+            return False
 
 
 def run_service(name: str, settings: Settings) -> int:
