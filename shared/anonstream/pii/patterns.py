@@ -613,9 +613,3 @@ class ResultRecognizer(RegexRecognizer):
         if rule == "score" and not _SCORE_CONTEXT.search(text, max(0, match.start() - 40), match.start()):
             return None
         return 1.0
-
-
-DEFAULT_PATTERN_RECOGNIZERS = (
-    EmailRecognizer, UrlRecognizer, PhoneRecognizer, IbanRecognizer, CardRecognizer, IpRecognizer,
-    CaseNumberRecognizer, DateTimeRecognizer, MoneyRecognizer, QuantityRecognizer, ResultRecognizer,
-)
