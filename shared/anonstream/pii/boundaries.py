@@ -22,6 +22,7 @@ from typing import Sequence
 from .base import Detection
 from .gazetteer import TITLES
 from .merge import GROUP_HEADS
+from .patterns import MONTH_NAMES
 from .policy import LEGAL_WORDS
 
 _ORDINAL_BEFORE = re.compile(r"\b\d{1,3}(?:st|nd|rd|th)\s+$")
@@ -46,8 +47,7 @@ def extend_to_ordinal(text: str, d: Detection, floor: int) -> Detection:
     return replace(d, start=m.start(), rule=f"{d.rule}+ordinal")
 
 
-_MONTHS = frozenset("""January February March April May June July August September October November December
-Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec""".split())
+_MONTHS = frozenset(MONTH_NAMES.split("|")) | frozenset("Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec".split())
 _NOT_IN_RUN = frozenset("""
 Article Articles Rule Rules Section Sections Protocol Protocols No Nos Paragraph Paragraphs Chapter Part
 Annex Appendix Application Applications Case Cases Mr Mrs Ms Dr
