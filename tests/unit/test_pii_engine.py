@@ -85,3 +85,12 @@ def test_dates_of_laws_are_dropped_whatever_recognizer_found_them(engine):
             "of its Sections. It relied on Articles 44 and 48 and on Law no. 3713 (the 1991 Act).")
     dates = [s.text for s in engine.detect(text, DocumentEntities("d")) if s.type == "DATETIME"]
     assert dates == ["17 June 2004"]
+
+
+def test_a_surname_typed_in_lower_case_stays_with_title_and_given_name(engine):
+    def persons(text):
+        return [s.text for s in engine.detect(text, DocumentEntities("d")) if s.type == "PERSON"]
+
+    assert persons("On 3 May Mrs Deniz akcay lodged a complaint.") == ["Mrs Deniz akcay"]
+    assert persons("Mr Ahmet lodged an appeal.") == ["Mr Ahmet"]  # an English word is no surname
+    assert persons("Mrs Deniz and her husband left.") == ["Mrs Deniz"]

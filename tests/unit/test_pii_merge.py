@@ -102,3 +102,10 @@ def test_city_country_is_one_place_but_a_list_of_countries_is_not():
             _det(text, "Switzerland", "LOC"), _det(text, "Sweden", "LOC")]
     assert [_surface(text, d) for d in combine_adjacent(text, dets)] == [
         "Gdańsk, Poland", "Denmark", "Switzerland", "Sweden"]
+
+
+def test_a_place_and_prison_are_one_org():
+    text = "He was detained in Kandıra prison and later in the Edirne F-type prison."
+    assert _surface(text, extend_to_head_noun(text, _det(text, "Kandıra", "LOC"), len(text))) == "Kandıra prison"
+    edirne = extend_to_head_noun(text, _det(text, "Edirne F-type", "LOC"), len(text))
+    assert (_surface(text, edirne), edirne.type) == ("Edirne F-type prison", "ORG")

@@ -489,9 +489,23 @@ class TitleRecognizer(Recognizer):
                 score = 0.75
             else:
                 score = 0.95
+                if len(toks) == 1 and doc is not None and toks[0].lower() in first_names():
+                    end = _lower_case_surname_end(text, end, doc.vocab)
             out.append(Detection(m.start(), end, "PERSON", score, self.name, f"title:{title}", context=[title],
                                  subtype="PERSON"))
         return out
+
+
+_LOWER_WORD = re.compile(r"[ \t]+([^\W\dA-Z_][\w'’‑-]*)")
+
+
+def _lower_case_surname_end(text: str, end: int, vocab: Any) -> int:
+    """After "Mrs Deniz": a lower-case word that the spaCy model has no vector for is a surname typed in lower
+    case ("Mrs Deniz akcay", "Mrs Banur özaydın"); English words, inflected or not, all have vectors."""
+    m = _LOWER_WORD.match(text, end)
+    if m is None or m.group(1)[0].isupper() or vocab[m.group(1)].has_vector:
+        return end
+    return m.end()
 
 
 _INITIALS = re.compile(rf"(?<![\w.])[{_UP}]\.(?:\s?-?[{_UP}]\.)+(?:\s?[{_UP}](?![\w.]))?|(?<![\w.])[{_UP}]\.\s?[{_UP}](?![\w.])")

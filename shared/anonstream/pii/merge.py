@@ -107,7 +107,7 @@ GROUP_HEADS = frozenset("""
 government governments school schools college university academy hotel club clubs team teams squad clan clans
 dynasty organization organisation magazine newspaper embassy consulate crown party movement band forces army
 regiment company firm church monastery temple constituency assembly federation association union league group
-institute foundation ministry hospital orchestra choir network channel station
+institute foundation ministry hospital orchestra choir network channel station prison prisons
 """.split())
 EVENT_HEADS = frozenset("""
 massacre riots riot scandal match matches game games award awards prize medal cup championship championships
