@@ -75,19 +75,71 @@ def test_a_partner_must_differ_on_an_unswapped_category():
     assert len(p.offer(make_chunk("d3", 0, "{ORG:ARM} in {LOC/GPE:Denmark} in {DATETIME/DATE:June 2001}."))) == 2
 
 
-def test_a_partner_needs_values_on_the_same_swapped_categories():
+def test_a_partner_shares_a_kind_and_the_values_it_has_no_partner_for_are_generalized():
     p = processor()
     p.offer(make_chunk("d1", 0, A))
-    assert len(p.offer(make_chunk("d2", 0, "{ORG:ARM} in {DATETIME/DATE:June 2003}."))) == 0
+    out = p.offer(make_chunk("d2", 0, "{ORG:ARM} in {DATETIME/DATE:June 2003}."))
+    assert [c.text for c in out.chunks] == ["Siemens in June 2003.",
+                                            "ARM built a plant in the United States in May 2001."]
+    assert out.log[1]["categories"] == ["Organization"]
+    with_rare_protection_only = processor(release(protect="rare"))
+    with_rare_protection_only.offer(make_chunk("d1", 0, A))
+    out = with_rare_protection_only.offer(make_chunk("d2", 0, "{ORG:ARM} in {DATETIME/DATE:June 2003}."))
+    assert out.chunks[1].text == "ARM built a plant in the United States in May 2001."  # d1 is rare
+
+
+def test_values_move_only_between_entities_of_one_kind():
+    p = processor()
+    p.offer(make_chunk("d1", 0, "The {ORG#court:Słupsk Regional Court} fined {ORG#company:Amber Sp. z o.o.} in {DATETIME:2001}."))
+    out = p.offer(make_chunk("d2", 0, "The {ORG#party:Rights and Freedoms Party} met {ORG#court:Ankara Court} in {DATETIME:2002}."))
+    assert [c.text for c in out.chunks] == ["The party met Słupsk Regional Court in 2002.",
+                                            "The Ankara Court fined the company in 2001."]
+    assert len(p.offer(make_chunk("d3", 0, "{ORG#party:Labour Party} won in {DATETIME:2003}."))) == 0  # no kind in common: waits
+
+
+def test_no_mask_entities_stay_as_written_unless_the_release_scope_is_all():
+    text = "The {ORG#court~:Court of Cassation} heard {ORG#company:BG Bank} in {DATETIME:2001}."
+    partner = "The {ORG#court~:Supreme Court} heard {ORG#company:Amber Ltd} in {DATETIME:2002}."
+    masked = processor()
+    masked.offer(make_chunk("d1", 0, text))
+    out = masked.offer(make_chunk("d2", 0, partner))
+    assert [c.text for c in out.chunks] == ["The Supreme Court heard BG Bank in 2002.",
+                                            "The Court of Cassation heard Amber Ltd in 2001."]
+    everything = processor(release(scope="all"))
+    everything.offer(make_chunk("d1", 0, text))
+    out = everything.offer(make_chunk("d2", 0, partner))
+    assert [c.text for c in out.chunks] == ["The Court of Cassation heard BG Bank in 2002.",
+                                            "The Supreme Court heard Amber Ltd in 2001."]
+
+
+def test_an_entity_changes_the_same_way_in_every_chunk_of_its_document():
+    p = processor()
+    p.offer(make_chunk("d1", 0, "He moved to {LOC#city:Ankara} in {DATETIME:2001}."))
+    first = p.offer(make_chunk("d2", 0, "She lives in {LOC#city:Izmir} since {DATETIME:2002}."))
+    assert first.chunks[0].text == "She lives in Ankara since 2002." and first.chunks[1].text == "He moved to Izmir in 2001."
+    p.offer(make_chunk("d3", 0, "They met in {LOC#city:Bursa} in {DATETIME:2003}."))
+    later = p.offer(make_chunk("d1", 1, "In {LOC#city:Ankara} he found work at {ORG#company:Koç Holding}.",
+                               chunk_count=2))
+    later.extend(p.drain())
+    by_doc = {c.doc_id: c.text for c in later.chunks}
+    assert by_doc["d1"] == "In Izmir he found work at the company."  # Ankara became Izmir before
+    assert "Bursa" not in by_doc["d1"]
+
+
+def test_an_acronym_defined_beside_its_name_travels_with_it():
+    p = processor()
+    p.offer(make_chunk("d1", 0, "He joined the {ORG#party@pkk:Kurdistan Workers' Party} ({ORG#party@pkk:PKK}) in {DATETIME:1990}."))
+    out = p.offer(make_chunk("d2", 0, "She led the {ORG#party:Rights and Freedoms Party} in {DATETIME:2008}."))
+    assert out.chunks[1].text == "He joined the Rights and Freedoms Party (RFP) in 1990."
 
 
 def test_chunks_without_swapped_values_leave_at_once_with_release_wide_operators():
     p = processor()
     out = p.offer(make_chunk("d1", 0, "At {MISC/EVENT:Expo 2000} on {DATETIME/DATE:31 August 2006} "
                                       "{PERSON!:[PERSON_1]} spoke."))
-    assert out.chunks[0].text == "At [Event] in August 2006 [PERSON_1] spoke."
+    assert out.chunks[0].text == "At the expo in August 2006 [PERSON_1] spoke."
     assert out.log[0]["action"] == "untouched" and out.log[0]["reason"] == "no_values"
-    assert [c["operator"] for c in out.chunks[0].changes] == ["suppress", "generalize"]
+    assert [c["operator"] for c in out.chunks[0].changes] == ["generalize", "generalize"]
 
 
 def test_direct_identifiers_left_in_clear_are_suppressed():
@@ -98,7 +150,7 @@ def test_direct_identifiers_left_in_clear_are_suppressed():
 
 @pytest.mark.parametrize("donors", [True, False])
 def test_unselected_common_chunks_serve_as_donors_of_waiting_rare_chunks(donors):
-    p = processor(release(swap_rate=0.0, donors=donors))
+    p = processor(release(swap_rate=0.0, donors=donors, protect="rare"))
     p.offer(make_chunk("d5", 0, B, component=9))  # B's tuple seen once (rare, waits in cluster 9)
     p.offer(make_chunk("d6", 0, B, component=9))  # twice: not rare; r = 0: leaves untouched
     assert len(p.offer(make_chunk("d1", 0, A))) == 0  # rare: waits in cluster 0
@@ -110,11 +162,11 @@ def test_unselected_common_chunks_serve_as_donors_of_waiting_rare_chunks(donors)
 
 
 def test_r_selects_common_chunks_and_no_donor_without_waiting_rare_chunks():
-    rel = release(swap_rate=1.0, rare_k=1)  # k = 1: nothing is rare
+    rel = release(swap_rate=1.0, rare_k=1, protect="rare")  # k = 1: nothing is rare
     p = processor(rel)
     assert len(p.offer(make_chunk("d1", 0, A))) == 0  # selected (r = 1): waits
     assert len(p.offer(make_chunk("d2", 0, B))) == 2
-    rel0 = release(swap_rate=0.0, rare_k=1)
+    rel0 = release(swap_rate=0.0, rare_k=1, protect="rare")
     p0 = processor(rel0)
     out = p0.offer(make_chunk("d1", 0, A))
     assert out.log[0]["action"] == "untouched" and out.log[0]["reason"] == "not_selected"
@@ -134,9 +186,16 @@ def test_rare_waiting_partners_are_taken_first():
     assert out.log[1]["chunk_index"] == 0 and out.log[1]["rare"]
 
 
+def test_a_chunk_not_selected_for_swapping_is_generalized_when_every_chunk_is_protected():
+    p = processor(release(swap_rate=0.0, rare_k=1))  # nothing rare, nothing selected
+    out = p.offer(make_chunk("d1", 0, A))
+    assert out.chunks[0].text == "The organisation built a plant in the United States in May 2001."
+    assert (out.log[0]["action"], out.log[0]["reason"]) == ("generalized", "not_selected")
+
+
 def test_timeout_gives_rare_chunks_the_fallback_and_common_ones_leave_untouched():
     clock = Clock()
-    rel = release(swap_rate=1.0, pool={"max_wait_seconds": 30})
+    rel = release(swap_rate=1.0, pool={"max_wait_seconds": 30}, protect="rare")
     p = processor(rel, clock=clock)
     p.offer(make_chunk("d1", 0, A))
     p.offer(make_chunk("d1", 1, A))  # not rare (seen twice), selected, waits
@@ -144,10 +203,15 @@ def test_timeout_gives_rare_chunks_the_fallback_and_common_ones_leave_untouched(
     assert len(p.expire()) == 0
     clock.now += 25
     out = p.expire()
-    assert [r["action"] for r in out.log] == ["generalized", "untouched"]
+    assert [r["action"] for r in out.log] == ["generalized", "generalized"]
     assert [r["reason"] for r in out.log] == ["timeout", "timeout"]
-    assert out.chunks[0].text == "[Organization] built a plant in the United States in May 2001."
-    assert out.chunks[1].text == "Siemens built a plant in Texas in May 2001."
+    assert out.chunks[0].text == "The organisation built a plant in the United States in May 2001."
+    # not rare, so not protected: but its entities are the ones d1/0 generalized (coreference kept)
+    assert out.chunks[1].text == "The organisation built a plant in the United States in May 2001."
+    other = p.offer(make_chunk("d9", 0, A, component=4))
+    clock.now += 31
+    other.extend(p.expire())
+    assert other.chunks[0].text == "Siemens built a plant in Texas in May 2001."  # common, unprotected
     assert p.pools.pools() == []
 
 

@@ -1,10 +1,14 @@
-"""Property tests of swapping (issue item 8; paper 000 §2.1), streaming and batch:
+"""Property tests of swapping (paper 000 §2.1), streaming and batch:
 
-* a swap exchanges the whole tuple on the swapped categories J: every category's marginal counts and
-  the joint distribution inside J are the same over the swapped set before and after;
+* a swap between two chunks that hold the same kinds (slots), all with different values, and that are
+  their documents' only chunks (no earlier replacement to keep) exchanges the whole tuple on the swapped
+  categories J: every category's marginal counts and the joint distribution inside J are the same over
+  those pairs before and after;
+* a value that arrives by a swap is a value of the same kind somewhere in the corpus (or its acronym);
 * no swap inside one document, none across clusters;
-* F values never change, C values are always replaced;
-* no rare chunk leaves untouched (streaming);
+* F and U values never change, C values are always replaced, NO_MASK entities never change (scope masked);
+* no rare chunk leaves untouched (streaming), and with ``protect: all`` no chunk with values on J does;
+* no line break is removed or added;
 * every chunk is released once, offsets are exact, and the log's old values give the input back.
 """
 from __future__ import annotations
@@ -30,23 +34,26 @@ VOCAB = {
     "MISC/EVENT": ["Expo 2000", "Analyst Day"],
     "DATETIME/DATE": ["31 August 2006", "May 2001", "2003", "5 June 1999", "the next day"],
     "DEM/NORP": ["Danish", "French"],
+    "ORG#court": ["Słupsk Regional Court", "Ankara Court"],
+    "ORG#party~": ["Labour Party", "Rights and Freedoms Party"],  # NO_MASK: never changes
     "PERSON!": ["[PERSON_1]", "[PERSON_2]"],
 }
-SEPARATORS = [" ", ", ", " and ", " & ", "'s ", "' ", " in ", ". ", " said ", " on ", ". On "]
+SEPARATORS = [" ", ", ", " and ", " & ", "'s ", "' ", " in ", ". ", " said ", " on ", ". On ", ",\n", "\n", " and\n"]
 FILLER = ["we", "met", "report", "growth"]
 
 
-def _release(**categories) -> Release:
+def _release(protect: str = "all", scope: str = "masked", **categories) -> Release:
     obj = copy.deepcopy(DEFAULT_RELEASE)
     obj["categories"].update({k: {"status": v} for k, v in categories.items()})
     obj["swap_rate"] = 0.5
+    obj["protect"], obj["scope"] = protect, scope
     return Release.from_dict(obj)
 
 
 RELEASES = [
     Release.default(),
-    _release(Date="F", Demographic="C", Product="S", Event="C"),
-    _release(Date="F", Location="F", Organization="S", Product="U"),
+    _release("rare", Date="F", Demographic="C", Product="S", Event="C"),
+    _release("all", "all", Date="F", Location="F", Organization="S", Product="U"),
 ]
 
 item = st.one_of(
@@ -73,20 +80,36 @@ def _keys(chunk, release, categories):
     return {c: tuple(an.keys.get(c, [])) for c in categories}
 
 
+def _slot_values(chunks, release):
+    """slot -> every value (and its acronym) of that slot in the corpus, as keys."""
+    from anonstream.swap.rewrite import acronym_form
+    from anonstream.swap.tuples import norm_key
+
+    out: dict[str, set[str]] = {}
+    for chunk in chunks:
+        for m in analyze(chunk, release).mentions:
+            out.setdefault(m.slot, set()).update({m.key, norm_key(acronym_form(m.value))})
+    return out
+
+
 def _after(released, record, release, categories):
     return _keys(clear_view(released, record["changes"]), release, categories)
 
 
 def _check(chunks, released, log, release, stream: bool):
     from anonstream.swap.release import CATEGORIES
+    from anonstream.swap.tuples import norm_key
 
     by_key = {c.key: c for c in chunks}
     assert sorted(r["chunk_key"] for r in log) == sorted(by_key)  # each chunk released once
     out_by_key = {r["chunk_key"]: (c, r) for c, r in zip(released, log)}
     J = release.swapped
+    values_of_slot = _slot_values(chunks, release)
+    chunks_of_doc = Counter(c.doc_id for c in chunks)
     pairs: dict[str, list[str]] = {}
     for key, (out, record) in out_by_key.items():
         original = by_key[key]
+        assert out.text.count("\n") == original.text.count("\n")  # no line break removed or added
         # offsets exact; the old values give the input back
         for e in out.entities:
             assert out.text[e.start:e.end] == e.text
@@ -103,9 +126,23 @@ def _check(chunks, released, log, release, stream: bool):
                 assert after[c] == before[c], c  # F (and U) values never change
             if status == "C" and before[c]:
                 assert after[c] == (release.placeholder(c).casefold(),)  # C values always replaced
+        if release.scope == "masked":  # NO_MASK entities stay as written
+            for e in original.entities:
+                if e.identifier_type == "NO_MASK":
+                    assert any(o.entity_id == e.entity_id and o.text == e.text and o.surrogate is None
+                               for o in out.entities)
+        # a swapped-in value is one of the same kind
+        slot_by_offsets = {(e.start, e.end): e for e in out.entities}
+        for change in record["changes"]:
+            if change["operator"] == "swap" and (change["start"], change["end"]) in slot_by_offsets:
+                e = slot_by_offsets[(change["start"], change["end"])]
+                from anonstream.swap.tuples import slot_of
+                assert norm_key(e.text) in values_of_slot[slot_of(e)], (e.text, slot_of(e))
         if stream and record["rare"]:
             assert record["action"] != "untouched"
-        if record["action"] == "swapped":
+        if stream and release.protect == "all" and record["tuple_digest"]:
+            assert record["action"] != "untouched"
+        if record["action"] == "swapped" and record["pair_id"]:
             pairs.setdefault(record["pair_id"], []).append(key)
         else:
             assert record["pair_id"] is None
@@ -118,6 +155,12 @@ def _check(chunks, released, log, release, stream: bool):
         a, b = keys
         assert by_key[a].doc_id != by_key[b].doc_id  # never inside one document
         assert pool_of(by_key[a]) == pool_of(by_key[b])  # never across clusters
+        an_a, an_b = analyze(by_key[a], release), analyze(by_key[b], release)
+        slots = an_a.slots_in(J)
+        whole = (slots == an_b.slots_in(J) and chunks_of_doc[by_key[a].doc_id] == chunks_of_doc[by_key[b].doc_id] == 1
+                 and all(d != an_b.slot_digests(slots)[s] for s, d in an_a.slot_digests(slots).items()))
+        if not whole:
+            continue
         for x, y in ((a, b), (b, a)):
             x_after = _after(*out_by_key[x], release, J)
             y_before = _keys(by_key[y], release, J)

@@ -10,6 +10,7 @@ from ..stages.audit import AuditStage
 from ..stages.base import Stage
 from ..stores import base
 from ..swap import InMemoryPoolStore, InMemoryTupleCounts, PoolStore, TupleCounts
+from ..swap.stores import InMemoryReplacementMemory, ReplacementMemory
 
 STAGE_NAMES = ("ingest", "pii", "embed", "cluster", "refit", "swap", "sink", "audit")
 
@@ -24,6 +25,7 @@ class Stores:
     counters: base.Counters
     swap_pools: PoolStore
     tuple_counts: TupleCounts
+    replacements: ReplacementMemory
 
 
 def in_memory_stores(settings: Settings) -> Stores:
@@ -36,6 +38,7 @@ def in_memory_stores(settings: Settings) -> Stores:
         counters=base.InMemoryCounters(),
         swap_pools=InMemoryPoolStore(),
         tuple_counts=InMemoryTupleCounts(),
+        replacements=InMemoryReplacementMemory(),
     )
 
 
@@ -72,7 +75,8 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         from ..swap import Release, SwapProcessor
 
         release = Release.from_yaml(settings.release) if settings.release else Release.default()
-        return SwapStage(SwapProcessor(release, stores.swap_pools, stores.tuple_counts))
+        return SwapStage(SwapProcessor(release, stores.swap_pools, stores.tuple_counts,
+                                       memory=stores.replacements))
     if name == "sink":
         from ..stages.sink import SinkStage
 
@@ -91,7 +95,7 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
     """The services' stores (Redis). Only the pii stage needs the pseudonym key (a secret, from
     the environment); it refuses to start without one."""
     from ..stores import redis_state
-    from ..stores.redis_swap import RedisSwapPoolStore, RedisTupleCounts
+    from ..stores.redis_swap import RedisReplacementMemory, RedisSwapPoolStore, RedisTupleCounts
 
     client = redis_state.connect(settings.redis_url)
     pseudonyms: PseudonymStore = InMemoryPseudonymStore()
@@ -109,4 +113,5 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
         counters=redis_state.RedisCounters(client, settings.tenant),
         swap_pools=RedisSwapPoolStore(client, settings.tenant),
         tuple_counts=RedisTupleCounts(client, settings.tenant, window_s=settings.swap_counts_window_s),
+        replacements=RedisReplacementMemory(client, settings.tenant),
     )

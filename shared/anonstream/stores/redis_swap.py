@@ -13,6 +13,7 @@ Keys (all under ``anonstream:{tenant}:swap:``):
 | ``outbox`` | hash | token → output stashed by a claim, until acknowledged |
 | ``counts:{scope}:{bucket}`` | hash + TTL | tuple digest → count, for one time bucket of the counting window |
 | ``seen:{scope}:{chunk id}`` | string + TTL | the chunk was counted |
+| ``memory:{doc id}`` | hash + TTL | entity id → the value it was changed into (first writer wins, HSETNX) |
 
 Adding, claiming and counting are Lua scripts, so each is atomic: a claim takes all the given
 entries or none (two workers never take the same partner), and stores the output in the outbox in
@@ -33,7 +34,7 @@ from typing import Any, Callable
 import redis
 
 from .. import serde
-from ..swap.stores import DONE, PENDING, PoolEntry, PoolStore, TupleCounts
+from ..swap.stores import DONE, PENDING, PoolEntry, PoolStore, ReplacementMemory, TupleCounts
 from .redis_state import _RedisStore, _unavailable_on_connection_error
 
 _ADD = """
@@ -173,3 +174,27 @@ class RedisTupleCounts(_RedisStore, TupleCounts):
         for key in self._bucket_keys(scope):
             pipe.hget(key, digest)
         return sum(int(v or 0) for v in pipe.execute())
+
+
+class RedisReplacementMemory(_RedisStore, ReplacementMemory):
+    """Per-document entity replacements shared by all swap workers (HSETNX: the first release decides)."""
+
+    def __init__(self, client: redis.Redis, tenant: str):
+        super().__init__(client, tenant, "swap")
+
+    @_unavailable_on_connection_error
+    def recall(self, doc_id: str) -> dict[str, str]:
+        return {k.decode() if isinstance(k, bytes) else k: v.decode() if isinstance(v, bytes) else v
+                for k, v in self.r.hgetall(self.key("memory", doc_id)).items()}
+
+    @_unavailable_on_connection_error
+    def remember(self, doc_id: str, assigned: dict[str, str], ttl_s: int) -> dict[str, str]:
+        key = self.key("memory", doc_id)
+        pipe = self.r.pipeline(transaction=True)
+        for ref, value in assigned.items():
+            pipe.hsetnx(key, ref, value)
+        pipe.expire(key, int(ttl_s))
+        pipe.hgetall(key)
+        memory = pipe.execute()[-1]
+        return {k.decode() if isinstance(k, bytes) else k: v.decode() if isinstance(v, bytes) else v
+                for k, v in memory.items()}

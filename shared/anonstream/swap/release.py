@@ -9,8 +9,15 @@ mean the same release have the same version, and every output record echoes it (
 Category statuses (§2.3): **S** swapped between paired chunks, **F** must stay fixed, **C** must
 change (replaced by the category placeholder, e.g. ``[Event]``), **U** neither (left as it is),
 **G** generalized (replaced by a coarser value through the category's pluggable generalizer; e.g.
-dates to month/year). Constraints C of the paper (different documents, same cluster) are built into
-the pairing (``pairing.py``), not configured.
+dates to month/year). Constraints C of the paper (different documents, same cluster, and here: the
+same kind of thing) are built into the pairing (``pairing.py``), not configured.
+
+Two choices the paper does not have, because it has no masking decision (paper 001 gives one):
+``scope`` — ``masked`` (default): only entities the pii stage decided to mask are touched, NO_MASK ones
+stay as written; ``all``: every detected entity, as in the paper. ``protect`` — ``all`` (default): every
+chunk with masked values leaves changed (swapped, or the fallback when no partner of its kind comes in
+time); ``rare``: only chunks whose tuple is rare get the fallback, the others may leave as they are
+(the paper's behaviour, with the stream's rare-first protection).
 
 Category mapping (detector output → release category). The OntoNotes label (``EntitySpan.subtype``,
 kept by the pii stage's spaCy recognizer, see ``pii/ner.py``) decides when it is known; otherwise the
@@ -94,28 +101,34 @@ DEFAULT_RELEASE: dict[str, Any] = {
     "schema": "release.v1",
     "name": "default",
     "description": (
-        "Organization, Product and Location are swapped (the paper's quasi-identifiers of a "
-        "document, §3.2.3); Person is U because the pii stage already replaced every PERSON mention "
-        "by a document-consistent pseudonym, so persons still in clear are NO_MASK ones whose swap "
-        "would only break coreference; Event is C (too rare and heterogeneous to swap, as in the "
-        "paper's chosen release, §3.2); Date is G at month level (keeps the timeline readable, "
-        "drops the exact day that links a text to a known event). A rare chunk that finds no partner "
-        "has its organisations generalized to their kind (\"regional court\") and its places to their "
-        "country (a country to its continent)."
+        "Only what the pii stage decided to mask changes (scope: masked); NO_MASK entities such as "
+        "\"the Court of Cassation\" stay as written. Organization, Product, Location and Demographic "
+        "values are swapped between similar chunks of different documents, each only with a value of "
+        "its own kind (a court for a court, a city for a city, a nationality for a nationality); every "
+        "chunk is protected (protect: all), so a value that finds no partner of its kind in time is "
+        "generalized instead: an organisation to its kind (\"the regional court\"), a place to its "
+        "country (a country to its continent), a nationality to its continent, an occupation to its "
+        "WordNet hypernym. Person and Code are U because the pii stage already replaced them by "
+        "document-consistent pseudonyms. Event and Misc are generalized to the common noun they are "
+        "built on (\"the earthquake\"), Date to the month (keeps the timeline, drops the exact day), "
+        "Quantity to a band (\"between EUR 5,000 and 10,000\", ages by decade, small counts to "
+        "\"several\")."
     ),
+    "scope": "masked",
+    "protect": "all",
     "categories": {
         "Organization": {"status": "S", "generalizer": {"name": "kind"}},
         "Person": {"status": "U"},
-        "Event": {"status": "C", "placeholder": "[Event]"},
-        "Product": {"status": "S"},
+        "Event": {"status": "G", "generalizer": {"name": "phrase"}},
+        "Product": {"status": "S", "generalizer": {"name": "phrase"}},
         "Location": {"status": "S", "generalizer": {"name": "place", "level": "country"}},
         "Date": {"status": "G", "generalizer": {"name": "date", "level": "month"}},
-        "Demographic": {"status": "U"},
-        "Quantity": {"status": "U"},
+        "Demographic": {"status": "S", "generalizer": {"name": "demographic"}},
+        "Quantity": {"status": "G", "generalizer": {"name": "range"}},
         "Code": {"status": "U"},
-        "Misc": {"status": "U"},
+        "Misc": {"status": "G", "generalizer": {"name": "phrase"}},
     },
-    "swap_rate": 0.1,
+    "swap_rate": 1.0,
     "rare_k": 2,
     "donors": True,
     "fallback": "generalize",
@@ -126,6 +139,8 @@ DEFAULT_RELEASE: dict[str, Any] = {
 
 _DEFAULTS = {
     "description": "",
+    "scope": "masked",
+    "protect": "all",
     "rare_k": 2,
     "donors": True,
     "fallback": "generalize",
@@ -173,6 +188,8 @@ class Release:
         self.rare_k: int = int(normalized["rare_k"])
         self.donors: bool = bool(normalized["donors"])
         self.fallback: str = normalized["fallback"]
+        self.scope: str = normalized["scope"]
+        self.protect: str = normalized["protect"]
         self.superpopulation_size: float = float(normalized["superpopulation_size"])
         self.join_separator: str = normalized["join_separator"]
         pool = normalized["pool"]

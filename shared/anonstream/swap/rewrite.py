@@ -35,10 +35,12 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..records import EntitySpan
-from .tuples import Site, norm_key
+from .tuples import Mention, Site, is_acronym, norm_key
 
 _BARE_APOSTROPHE = re.compile(r"^['’](?![A-Za-z])")
-_ENDS_WITH_THE = re.compile(r"(?:^|\W)the\s+$", re.I)
+_ENDS_WITH_DETERMINER = re.compile(
+    r"(?:^|\W)(?:the|a|an|this|that|these|those|its|his|her|their|our|my|your|whose|each|every|any|another|"
+    r"no)\s+$", re.I)
 _STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
 _ON_BEFORE = re.compile(r"\b([Oo])n +$")
 _MONTH_OR_YEAR = re.compile(r"^(?:(?:January|February|March|April|May|June|July|August|September|October|November|"
@@ -77,40 +79,70 @@ def _dedupe(values: list[str]) -> list[str]:
     return out
 
 
-def plan_swap(category_sites: list[Site], theirs: list[str], operator: str = OP_SWAP) -> list[SitePlan]:
-    """Plans giving the sites of one category (text order) the partner's distinct values
-    ``theirs`` (first-mention order). Both sides must have at least one value."""
-    if not category_sites or not theirs:
-        raise ValueError("a swap needs values on both sides")
-    ours: list[str] = []  # our distinct keys in first-mention order
-    first_of_last = None
+def acronym_form(value: str) -> str:
+    """The acronym of a new value, for the places where the old one was written as an acronym: the initials
+    of its capitalized words ("Kurdistan Workers' Party" → "KWP"); the value itself when it is an acronym
+    already or has fewer than two such words."""
+    if is_acronym(value):
+        return value
+    initials = [w[0] for w in re.findall(r"[^\W\d_][\w'’-]*", value) if w[0].isupper()]
+    return "".join(initials).upper() if len(initials) >= 2 else value
+
+
+def _form(m: Mention, value: str, remembered: bool = False) -> str:
+    """The new value as this mention writes it: an acronym where the mention abbreviates a name the chunk
+    (or, for a remembered value, the document) spells out."""
+    return acronym_form(value) if (m.short or (remembered and m.acronym)) else value
+
+
+def swap_assignment(category_sites: list[Site], theirs: list[str],
+                    fixed: dict[str, str] | None = None) -> tuple[dict[str, str | None], list[str], str | None]:
+    """(ref → new value, values left over, the ref after whose first mention they go): our entities
+    a_1..a_m not in ``fixed`` (first-mention order) get the partner's b_1..b_n; see the module docstring.
+    Entities in ``fixed`` keep the value given there (what an earlier chunk of the document gave them)."""
+    fixed = fixed or {}
+    ours: list[str] = []
     for site in category_sites:
         for m in site.mentions:
-            if m.key not in ours:
-                ours.append(m.key)
-    last_key = ours[-1]
-    mapping: dict[str, str | None] = {k: (theirs[i] if i < len(theirs) else None) for i, k in enumerate(ours)}
-    extras = theirs[len(ours):]
+            if m.ref not in fixed and m.ref not in ours:
+                ours.append(m.ref)
+    mapping: dict[str, str | None] = {ref: (theirs[i] if i < len(theirs) else None) for i, ref in enumerate(ours)}
+    mapping.update(fixed)
+    return mapping, (theirs[len(ours):] if ours else []), (ours[-1] if ours else None)
+
+
+def plan_swap(category_sites: list[Site], theirs: list[str], operator: str = OP_SWAP,
+              fixed: dict[str, str] | None = None) -> list[SitePlan]:
+    """Plans giving the sites of one slot (text order) the partner's distinct values ``theirs``
+    (first-mention order); entities in ``fixed`` get their fixed value. A mention written as an acronym
+    gets the acronym of its new value."""
+    if not category_sites or not (theirs or fixed):
+        raise ValueError("a swap needs values on both sides")
+    mapping, extras, last_ref = swap_assignment(category_sites, theirs, fixed)
+    placed_extras = False
     plans = []
     for site in category_sites:
         new: list[str] = []
         for m in site.mentions:
-            target = mapping[m.key]
+            target = mapping[m.ref]
             if target is not None:
-                new.append(target)
-            if m.key == last_key and first_of_last is None:
-                first_of_last = m
+                new.append(_form(m, target, m.ref in (fixed or {})))
+            if m.ref == last_ref and not placed_extras:
+                placed_extras = True
                 new.extend(extras)
-        new = _dedupe(new) or [theirs[-1]]
+        new = _dedupe(new) or [theirs[-1] if theirs else site.values[-1]]
         plans.append(SitePlan(site, new, operator))
     return plans
 
 
-def plan_map(category_sites: list[Site], fn: Callable[[str], str], operator: str) -> list[SitePlan]:
-    """Plans sending every value of the sites through ``fn`` (unchanged sites are left out)."""
+def plan_map(category_sites: list[Site], fn: Callable[[str], str], operator: str,
+             fixed: dict[str, str] | None = None) -> list[SitePlan]:
+    """Plans sending every value of the sites through ``fn`` (entities in ``fixed``: their fixed value,
+    in acronym form where the mention is one); unchanged sites are left out."""
+    fixed = fixed or {}
     plans = []
     for site in category_sites:
-        new = _dedupe([fn(v) for v in site.values])
+        new = _dedupe([_form(m, fixed[m.ref], True) if m.ref in fixed else fn(m.value) for m in site.mentions])
         if new != site.values:
             plans.append(SitePlan(site, new, operator))
     return plans
@@ -144,14 +176,17 @@ def _sentence_start(text: str, start: int) -> bool:
 
 
 def _fit(text: str, start: int, new_value: str, first: bool = True) -> str:
-    """Small fixes at the left edge of a value placed at ``start``: no "the the", and a leading
-    "the" capitalized at a sentence start only."""
-    if not _STARTS_WITH_THE.match(new_value):
-        return new_value
-    if first and _ENDS_WITH_THE.search(text[max(0, start - 8):start]):
-        return _STARTS_WITH_THE.sub("", new_value, count=1)
-    head = "T" if first and _sentence_start(text, start) else "t"
-    return head + new_value[1:]
+    """Small fixes at the left edge of a value placed at ``start``: a leading "the" of the value dropped
+    after a determiner in the text ("his the company"), and a lower-case value capitalized at a sentence
+    start only."""
+    if _STARTS_WITH_THE.match(new_value):
+        if first and _ENDS_WITH_DETERMINER.search(text[max(0, start - 9):start]):
+            new_value = _STARTS_WITH_THE.sub("", new_value, count=1)
+        else:
+            new_value = "t" + new_value[1:]
+    if first and new_value[:1].islower() and _sentence_start(text, start):
+        return new_value[:1].upper() + new_value[1:]
+    return new_value
 
 
 def article_for(word: str) -> str:

@@ -15,6 +15,10 @@ component; paper 000 §2.2.1: uniform weights inside a cluster, zero outside). B
 ``claim`` is the only way an entry leaves a pool: all of the given entries or none, so two workers
 never take the same partner (Redis: one Lua script).
 
+``ReplacementMemory`` — per document, what each entity was changed into the first time one of its
+chunks was released (entity id → new value): the later chunks of the document give the entity the same
+value, so all mentions of one entity change the same way (coreference kept). First writer wins.
+
 ``TupleCounts`` — running counts of chunk tuples on the swapped categories (cells of the marginal
 table z_J, §2.4.3), keyed by an order-free digest; ``observe`` is idempotent per chunk so a redelivered
 chunk is not counted twice. The risk audit's running tables can stand behind this interface.
@@ -41,10 +45,11 @@ class PoolEntry:
     reason: str  # why it waits: "rare" or "selected"
     j_digest: str  # tuple on the swapped categories, before the swap
     u_digest: str  # released values on the other categories
-    presence: list[str]  # swapped categories that have a value
+    presence: list[str]  # slots (kinds of the swapped categories) that have a value, sorted
     enqueued_at: float
     seen_count: int
-    shape: list[int] = field(default_factory=list)  # number of distinct values per category in presence
+    shape: list[int] = field(default_factory=list)  # number of entities per slot in presence
+    slot_digests: dict[str, str] = field(default_factory=dict)  # slot -> digest of its values
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -90,6 +95,31 @@ class PoolStore(ABC):
     @abstractmethod
     def ack(self, tokens: list[str]) -> None:
         """Forget outbox entries once their records are on the broker."""
+
+
+class ReplacementMemory(ABC):
+    @abstractmethod
+    def recall(self, doc_id: str) -> dict[str, str]:
+        """Entity id → the value it was changed into in an earlier released chunk of ``doc_id``."""
+
+    @abstractmethod
+    def remember(self, doc_id: str, assigned: dict[str, str], ttl_s: int) -> dict[str, str]:
+        """Record ``assigned`` where the entity has no value yet (first writer wins); return the document's
+        memory afterwards."""
+
+
+class InMemoryReplacementMemory(ReplacementMemory):
+    def __init__(self) -> None:
+        self._docs: dict[str, dict[str, str]] = {}
+
+    def recall(self, doc_id: str) -> dict[str, str]:
+        return dict(self._docs.get(doc_id, {}))
+
+    def remember(self, doc_id: str, assigned: dict[str, str], ttl_s: int) -> dict[str, str]:
+        memory = self._docs.setdefault(doc_id, {})
+        for ref, value in assigned.items():
+            memory.setdefault(ref, value)
+        return dict(memory)
 
 
 class TupleCounts(ABC):

@@ -4,7 +4,9 @@
                component=3)
 
 ``{TYPE:value}`` or ``{TYPE/SUBTYPE:value}`` becomes an ``EntitySpan`` (QUASI, in clear);
-``{TYPE!:value}`` one already replaced by the pii stage (``surrogate`` = value).
+``{TYPE#kind:value}`` gives it a kind (``EntitySpan.kind``), ``{TYPE@ref:value}`` an entity id; ``{TYPE~:value}`` makes it NO_MASK;
+``{TYPE!:value}`` one already replaced by the pii stage (``surrogate`` = value). The same value twice in
+one document is one entity.
 """
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import re
 
 from ..records import Chunk, EntitySpan
 
-_MARK = re.compile(r"\{(?P<type>[A-Z]+)(?:/(?P<sub>[A-Z_]+))?(?P<bang>!)?:(?P<value>[^{}]+)\}")
+_MARK = re.compile(r"\{(?P<type>[A-Z]+)(?:/(?P<sub>[A-Z_]+))?(?:#(?P<kind>[a-z_]+))?(?:@(?P<ref>\w+))?(?P<bang>!)?(?P<tilde>~)?:"
+                   r"(?P<value>[^{}]+)\}")
 
 
 def make_chunk(doc_id: str, index: int, template: str, *, component: int | None = 0, model_version: int = 1,
@@ -29,9 +32,9 @@ def make_chunk(doc_id: str, index: int, template: str, *, component: int | None 
         replaced = bool(m.group("bang"))
         entities.append(EntitySpan(
             start=pos, end=pos + len(value), type=m.group("type"),
-            identifier_type="DIRECT" if replaced else identifier_type,
-            entity_id=f"{doc_id}_e{n + 1}", text=value, surrogate=value if replaced else None,
-            subtype=m.group("sub"), recognizer="test"))
+            identifier_type="DIRECT" if replaced else "NO_MASK" if m.group("tilde") else identifier_type,
+            entity_id=f"{doc_id}_{m.group('ref')}" if m.group("ref") else f"{doc_id}:{value}", text=value, surrogate=value if replaced else None,
+            subtype=m.group("sub"), kind=m.group("kind"), recognizer="test"))
         text_parts.append(value)
         pos += len(value)
         cursor = m.end()

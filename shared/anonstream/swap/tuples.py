@@ -14,8 +14,19 @@ replaced them already).
 
 * ``chunk_tuple(chunk, release)``: {category: joined value}, categories without a value left out.
 * ``tuple_values(chunk, release)``: {category: [distinct surface values in order of first mention]}.
-* ``analyze(chunk, release)``: mentions, list *sites* (mentions of one category joined by ", ",
+* ``analyze(chunk, release)``: mentions, list *sites* (mentions of one slot joined by ", ",
   " and ", " & " ...) and the digests the pairing compares.
+
+Scope (``release.scope``): with ``masked`` (the default) only entities the pii stage decided to mask
+(QUASI; DIRECT ones are pseudonyms already) are mentions: NO_MASK entities ("the Court of Cassation")
+stay as written and are not part of the tuple. With ``all`` every detected entity is, as in the paper.
+
+Slots: a value may only move into a place that held one of the same *kind* (``EntitySpan.kind``, decided
+by the pii stage: a court for a court, a city for a city). A mention's slot is its kind (its category,
+lower-cased, when the span has no kind); the pairing exchanges values slot by slot. Inside a slot the
+values are the chunk's distinct *entities* (``entity_id``), each represented by its longest surface in the
+chunk that is not an acronym, so "Turkish Revolutionary Communist Party (TDKP)" is one value whose
+acronym mention follows it (``rewrite``).
 """
 from __future__ import annotations
 
@@ -32,7 +43,10 @@ from .release import CATEGORIES, Release, category_of
 _POSSESSIVE = re.compile(r"(?:['’]s|(?<=[sS])['’])$")
 _LEADING_THE = re.compile(r"^the\s+")
 # Text between two mentions of one category that makes them one list ("A, B and C", "A & B", "A/B").
-_LIST_SEPARATOR = re.compile(r"^(?:\s*,\s*(?:(?:and|or|&)\s+)?|\s+(?:and|or|&)\s+|\s*/\s*|\s*;\s*)$", re.I)
+# Never across a line break: a list re-rendered with fewer values would remove it.
+_LIST_SEPARATOR = re.compile(r"^(?:[ \t]*,[ \t]*(?:(?:and|or|&)[ \t]+)?|[ \t]+(?:and|or|&)[ \t]+|[ \t]*/[ \t]*|[ \t]*;[ \t]*)\Z",
+                             re.I)
+_ACRONYM = re.compile(r"^[A-Z0-9][A-Z0-9&./-]*[A-Z0-9.]$")
 
 
 def norm_key(value: str) -> str:
@@ -53,15 +67,23 @@ class Mention:
     key: str
     direct: bool
     entity: EntitySpan
+    slot: str = ""  # the kind of thing it is: values only move between mentions of one slot
+    ref: str = ""  # the entity it mentions (entity_id; the key when there is none)
+    short: bool = False  # an acronym of an entity the chunk also names in full ("TDKP" beside its expansion)
+
+    @property
+    def acronym(self) -> bool:
+        return is_acronym(self.value)
 
 
 @dataclass(slots=True)
 class Site:
-    """Consecutive mentions of one category that read as one list ("ARM, TSMC and Xilinx")."""
+    """Consecutive mentions of one slot that read as one list ("ARM, TSMC and Xilinx")."""
 
     category: str
     mentions: list[Mention]
     direct: bool = False
+    slot: str = ""
 
     @property
     def start(self) -> int:
@@ -84,17 +106,29 @@ class Analysis:
     sites: list[Site]
     values: dict[str, list[str]]  # category -> distinct surface values (first-mention order)
     keys: dict[str, list[str]] = field(default_factory=dict)  # category -> their keys
+    slots: dict[str, list[str]] = field(default_factory=dict)  # slot -> refs of its entities (first mention)
+    slot_values: dict[str, list[str]] = field(default_factory=dict)  # slot -> each entity's value
+    slot_category: dict[str, str] = field(default_factory=dict)  # slot -> its release category
 
     def tuple(self, separator: str = " & ") -> dict[str, str]:
         return {c: separator.join(v) for c, v in self.values.items() if v}
 
     def presence(self, categories: Iterable[str]) -> tuple[str, ...]:
-        """Which of ``categories`` have a value (the swap needs the same pattern on J, §2.1)."""
+        """Which of ``categories`` have a value."""
         return tuple(c for c in categories if self.values.get(c))
 
-    def shape(self, categories: Iterable[str]) -> list[int]:
-        """Number of distinct values of each of ``categories`` that has values."""
-        return [len(self.values[c]) for c in categories if self.values.get(c)]
+    def slots_in(self, categories: Iterable[str]) -> tuple[str, ...]:
+        """The slots (sorted) whose category is one of ``categories``: the places values can move into."""
+        wanted = set(categories)
+        return tuple(sorted(s for s, c in self.slot_category.items() if c in wanted and self.slots.get(s)))
+
+    def slot_shape(self, slots: Iterable[str]) -> list[int]:
+        """Number of entities in each of ``slots``."""
+        return [len(self.slots[s]) for s in slots]
+
+    def slot_digests(self, slots: Iterable[str]) -> dict[str, str]:
+        """Per slot, a digest of its value keys (what a swap on that slot would change)."""
+        return {s: digest_of({s: [norm_key(v) for v in self.slot_values[s]]}) for s in slots}
 
     def digest(self, categories: Iterable[str]) -> str:
         """Digest of the value sets on ``categories`` (a cell of the marginal table z_J, §2.4.3)."""
@@ -120,11 +154,22 @@ def _value_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def mentions(chunk: Chunk) -> list[Mention]:
-    """The chunk's clear mentions in text order (see the module docstring for the rules)."""
+def is_acronym(value: str) -> bool:
+    """"TDKP", "HAK-PAR", "THKP-C", "U.S.": capitals and digits, no spaces, at least two letters."""
+    return bool(_ACRONYM.match(value)) and sum(ch.isalpha() for ch in value) >= 2
+
+
+def slot_of(entity: EntitySpan) -> str:
+    return entity.kind or category_of(entity).lower()
+
+
+def mentions(chunk: Chunk, scope: str = "all") -> list[Mention]:
+    """The chunk's clear mentions in text order (see the module docstring for the rules); with ``scope``
+    ``masked`` only those of entities the pii stage decided to mask."""
     text = chunk.text
     entities = chunk.entities or []
-    valid = [(i, e) for i, e in enumerate(entities) if 0 <= e.start < e.end <= len(text)]
+    valid = [(i, e) for i, e in enumerate(entities) if 0 <= e.start < e.end <= len(text)
+             and (scope == "all" or e.identifier_type != "NO_MASK" or e.surrogate is not None)]
     # replaced spans first (they are fixed), then longer spans, then earlier ones
     ranked = sorted(valid, key=lambda ie: (ie[1].surrogate is None, -(ie[1].end - ie[1].start), ie[1].start))
     taken: list[tuple[int, int]] = []
@@ -142,29 +187,33 @@ def mentions(chunk: Chunk) -> list[Mention]:
         key = norm_key(value)
         if not key:
             continue
-        out.append(Mention(i, category_of(e), start, end, value, key, e.identifier_type == "DIRECT", e))
+        out.append(Mention(i, category_of(e), start, end, value, key, e.identifier_type == "DIRECT", e,
+                           slot_of(e), e.entity_id or f"key:{key}"))
     out.sort(key=lambda m: m.start)
     return out
 
 
 def sites(text: str, found: list[Mention]) -> list[Site]:
-    """Group mentions (text order) into list sites: same category, same DIRECT flag, and only a list
-    separator between them."""
+    """Group mentions (text order) into list sites: same slot, same DIRECT flag, and only a list
+    separator (on one line) between them."""
     out: list[Site] = []
     for m in found:
         last = out[-1] if out else None
-        if (last is not None and last.category == m.category and last.direct == m.direct
+        if (last is not None and last.slot == m.slot and last.direct == m.direct
                 and _LIST_SEPARATOR.match(text[last.end:m.start])):
             last.mentions.append(m)
         else:
-            out.append(Site(m.category, [m], m.direct))
+            out.append(Site(m.category, [m], m.direct, m.slot))
     return out
 
 
 def analyze(chunk: Chunk, release: Release) -> Analysis:
-    found = mentions(chunk)
+    found = mentions(chunk, release.scope)
     values: dict[str, list[str]] = {}
     keys: dict[str, list[str]] = {}
+    slots: dict[str, list[str]] = {}
+    best: dict[str, str] = {}  # ref -> its representative surface
+    slot_category: dict[str, str] = {}
     for m in found:
         if m.direct:
             continue
@@ -172,9 +221,20 @@ def analyze(chunk: Chunk, release: Release) -> Analysis:
         if m.key not in k:
             k.append(m.key)
             values.setdefault(m.category, []).append(m.value)
+        refs = slots.setdefault(m.slot, [])
+        slot_category.setdefault(m.slot, m.category)
+        if m.ref not in refs:
+            refs.append(m.ref)
+        current = best.get(m.ref)
+        if current is None or (is_acronym(current) and not m.acronym) or (
+                is_acronym(current) == m.acronym and len(m.value) > len(current)):
+            best[m.ref] = m.value
     ordered_values = {c: values[c] for c in CATEGORIES if c in values}
     ordered_keys = {c: keys[c] for c in CATEGORIES if c in keys}
-    return Analysis(found, sites(chunk.text, found), ordered_values, ordered_keys)
+    slot_values = {s: [best[r] for r in refs] for s, refs in slots.items()}
+    for m in found:
+        m.short = m.acronym and m.ref in best and not is_acronym(best[m.ref])
+    return Analysis(found, sites(chunk.text, found), ordered_values, ordered_keys, slots, slot_values, slot_category)
 
 
 def tuple_values(chunk: Chunk, release: Release) -> dict[str, list[str]]:
