@@ -239,8 +239,9 @@ def test_full_pool_releases_its_oldest_with_the_fallback():
     assert len(p.pools.entries("v1:c0")) == 2
 
 
-def test_no_rare_chunk_leaves_unprotected():
-    p = processor(release(swap_rate=0.0), seed=3)
+@pytest.mark.parametrize("protect", ["rare", "all"])
+def test_no_rare_chunk_leaves_unprotected(protect):
+    p = processor(release(swap_rate=0.0, protect=protect), seed=3)
     rng = random.Random(7)
     log = []
     for i in range(120):
@@ -251,7 +252,10 @@ def test_no_rare_chunk_leaves_unprotected():
     log += p.drain().log
     assert len(log) == 120
     assert all(r["action"] != "untouched" for r in log if r["rare"])
-    assert {r["action"] for r in log} >= {"swapped", "untouched"}
+    if protect == "rare":
+        assert {r["action"] for r in log} >= {"swapped", "untouched"}
+    else:  # every chunk with values on J leaves changed
+        assert {r["action"] for r in log} == {"swapped", "generalized"}
 
 
 def test_redelivered_chunks_are_ignored_and_counted_once():

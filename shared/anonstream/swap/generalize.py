@@ -83,33 +83,37 @@ class LabelGeneralizer(Generalizer):
 class DateGeneralizer(Generalizer):
     """Dates to month/year ("31 August 2006", "2006-08-31" → "August 2006") or to the year.
 
-    ``level``: ``month`` or ``year``. Every date found *inside* the value is coarsened and the other
+    ``level``: ``month``, ``year`` or ``step``. Every date found *inside* the value is coarsened and the other
     words stay ("between 15 December 2002 and 3 January 2003" → "between December 2002 and January
     2003"); a value with nothing finer than the target level stays as it is ("August 2006",
     "2006", "18 years", "the following day"). At year level a date without a year becomes
-    ``fallback`` (default ``[Date]``).
+    ``fallback`` (default ``[Date]``). ``step`` takes every value one step up the hierarchy day → month →
+    year → decade, from the finest level it holds ("31 August 2006" → "August 2006", "August 2006" → "2006",
+    "in 1973" → "in the 1970s"; "from 1994 to 1996" → "from the 1990s"), so no date leaves as precise as it came.
     """
 
     name = "date"
 
     def __init__(self, level: str = "month", fallback: str = "[Date]"):
-        if level not in ("month", "year"):
-            raise ValueError("date generalizer level must be 'month' or 'year'")
+        if level not in ("month", "year", "step"):
+            raise ValueError("date generalizer level must be 'month', 'year' or 'step'")
         self.level = level
         self.fallback = fallback
 
-    def _coarse(self, m: re.Match) -> str:
+    def _coarse(self, m: re.Match, level: str | None = None) -> str:
         groups = m.groupdict()
         month = _month_of(groups)
         year = groups.get("year")
         if month is None:  # e.g. a 13th "month": not a date, leave it
             return m.group(0)
-        if self.level == "year":
+        if (level or self.level) == "year":
             return year if year else self.fallback
         name = MONTHS[month - 1].capitalize()
         return f"{name} {year}" if year else name
 
     def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+        if self.level == "step":
+            return self._step(value)
         out = value
         for pattern in _DAY_LEVEL:
             out = pattern.sub(self._coarse, out)
@@ -117,6 +121,21 @@ class DateGeneralizer(Generalizer):
             for pattern in _MONTH_LEVEL:
                 out = pattern.sub(self._coarse, out)
         return out
+
+    def _step(self, value: str) -> str:
+        for patterns, level in ((_DAY_LEVEL, "month"), (_MONTH_LEVEL, "year")):
+            out = value
+            for pattern in patterns:
+                out = pattern.sub(lambda m, lv=level: self._coarse(m, lv), out)
+            if out != value:
+                return out
+        out = _YEAR_ALONE.sub(lambda m: f"the {m.group(1)[:3]}0s", value)
+        return _SAME_DECADE_RANGE.sub(r"\1", out)
+
+
+_YEAR_ALONE = re.compile(r"(?<![\d'’-])(1[5-9]\d\d|20\d\d)(?![\d'’-]|s\b)")
+# "from the 1990s to the 1990s" → "from the 1990s"
+_SAME_DECADE_RANGE = re.compile(r"(the \d{3}0s)(?:\s*(?:to|and|until|-|–)\s*\1)+")
 
 
 @functools.lru_cache(maxsize=1)

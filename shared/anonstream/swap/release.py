@@ -110,7 +110,8 @@ DEFAULT_RELEASE: dict[str, Any] = {
         "country (a country to its continent), a nationality to its continent, an occupation to its "
         "WordNet hypernym. Person and Code are U because the pii stage already replaced them by "
         "document-consistent pseudonyms. Event and Misc are generalized to the common noun they are "
-        "built on (\"the earthquake\"), Date to the month (keeps the timeline, drops the exact day), "
+        "built on (\"the earthquake\"), Date one step up (day to month, month to year, year to decade: "
+        "keeps the timeline, drops the precision that links a text to a known event), "
         "Quantity to a band (\"between EUR 5,000 and 10,000\", ages by decade, small counts to "
         "\"several\")."
     ),
@@ -122,7 +123,7 @@ DEFAULT_RELEASE: dict[str, Any] = {
         "Event": {"status": "G", "generalizer": {"name": "phrase"}},
         "Product": {"status": "S", "generalizer": {"name": "phrase"}},
         "Location": {"status": "S", "generalizer": {"name": "place", "level": "country"}},
-        "Date": {"status": "G", "generalizer": {"name": "date", "level": "month"}},
+        "Date": {"status": "G", "generalizer": {"name": "date", "level": "step"}},
         "Demographic": {"status": "S", "generalizer": {"name": "demographic"}},
         "Quantity": {"status": "G", "generalizer": {"name": "range"}},
         "Code": {"status": "U"},
