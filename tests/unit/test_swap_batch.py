@@ -27,6 +27,7 @@ def corpus(n_docs=6, per_doc=5, seed=0):
 def release(rate: float) -> Release:
     obj = copy.deepcopy(DEFAULT_RELEASE)
     obj["swap_rate"] = rate
+    obj["categories"]["Date"] = {"status": "G", "generalizer": {"name": "date", "level": "month"}}
     return Release.from_dict(obj)
 
 
