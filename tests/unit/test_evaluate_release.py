@@ -255,3 +255,12 @@ def test_kind_kept_with_spacy():
     s = evaluate_release(gold, out, tagger=spacy_tagger())
     assert s.kind_pairs == {"DATE->DATE": 1, "GPE->GPE": 1}
     assert "en_core_web_md" in s.tagger
+
+
+def test_generalizations_into_common_words_are_not_judged_as_named_values():
+    from anonstream.evaluation.release import is_common_phrase
+
+    assert is_common_phrase("the regional court") and is_common_phrase("The company")
+    assert is_common_phrase("several co-accused")
+    assert not is_common_phrase("Izmir") and not is_common_phrase("the 1990s")
+    assert not is_common_phrase("European") and not is_common_phrase("the Court of Cassation")

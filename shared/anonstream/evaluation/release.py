@@ -15,8 +15,9 @@ This is the independent judge of a release (issue 9, item 4): it never reads the
   ``\\w+|[^\\w\\s]`` tokens, no autojunk). A mention is *replaced* when a ``replace`` opcode touches one of its
   tokens; its new value is the sanitized text between the images of its first and last tokens (a token
   inside a ``replace`` block maps to the whole block).
-* **Kind kept.** For replaced QUASI and NO_MASK mentions whose new value is not a bracketed placeholder
-  (``[PERSON_1]``, ``[Organization]``), an independent NER tagger (spaCy ``en_core_web_md`` by default, any
+* **Kind kept.** For replaced QUASI and NO_MASK mentions whose new value is a named value — not a bracketed
+  placeholder (``[PERSON_1]``, ``[Organization]``) and not a generalization into common words ("the regional
+  court", counted as ``generalized_phrase``: no tagger labels a common noun) — an independent NER tagger (spaCy ``en_core_web_md`` by default, any
   callable ``lines -> [[(start, end, label), ...], ...]``) labels the old value in the original line and
   the new value in the sanitized line: the entity overlapping the span most. No entity on the old value:
   skipped (counted); none on the new value: ``NONE`` (a disagreement). Kind kept = agree / judged.
@@ -145,6 +146,17 @@ def find_replacements(old_line: str, new_line: str) -> list[Replacement]:
 
 def is_placeholder(value: str) -> bool:
     return bool(_PLACEHOLDER.search(value))
+
+
+_WORDS = re.compile(r"[^\W\d_][\w'’-]*")
+
+
+def is_common_phrase(value: str) -> bool:
+    """A generalization into common words ("the regional court", "several co-accused"), not a named value:
+    no digit and no capitalized word but the first. It names nothing, so no tagger can label it."""
+    words = _WORDS.findall(value)
+    return bool(words) and not any(ch.isdigit() for ch in value) and not any(w[0].isupper() for w in words[1:]) \
+        and (not words[0][0].isupper() or words[0].lower() in ("the", "a", "an", "several"))
 
 
 def best_label(entities: Sequence[tuple[int, int, str]], start: int, end: int) -> str | None:
@@ -501,6 +513,9 @@ def evaluate_release(
                 continue
             if is_placeholder(diff.new[new_span[0]:new_span[1]]):
                 skip("placeholder")
+                continue
+            if is_common_phrase(diff.new[new_span[0]:new_span[1]]):
+                skip("generalized_phrase")
                 continue
             candidates.append((dm, diff, new_span))
 
