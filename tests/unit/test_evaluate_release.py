@@ -181,10 +181,10 @@ def test_kind_kept_with_stub_tagger():
     s = evaluate_release(_gold(), SANITIZED, tagger=stub_tagger, seed=3)
     # judged: 5 May 2001 -> 7 June 2003 (DATE, agree), Court of Lyon -> Court of Nice (ORG, agree),
     # Berlin -> Hamburg (GPE -> ORG, disagree); skipped: Paris -> [LOC] (placeholder),
-    # Jane Doe (DIRECT), baker -> teacher (the tagger has no entity on 'baker')
+    # Jane Doe (DIRECT), baker -> teacher (common words: a generalization, not a named value)
     assert (s.kind.judged, s.kind.agree) == (3, 2)
     assert s.kind.share == pytest.approx(2 / 3)
-    assert s.kind_skipped == {"placeholder": 1, "direct": 1, "old_value_untagged": 1}
+    assert s.kind_skipped == {"placeholder": 1, "direct": 1, "generalized_phrase": 1}
     assert s.kind_pairs == {"DATE->DATE": 1, "ORG->ORG": 1, "GPE->ORG": 1}
     assert (s.kind_by_label["GPE"].judged, s.kind_by_label["GPE"].agree) == (1, 0)
     # baseline: each pool has one other value of the same label (DATE: 1970; ORG: Government of France;
