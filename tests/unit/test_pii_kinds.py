@@ -1,0 +1,59 @@
+"""Entity kinds (pii/kinds.py) and spans that never cross a line break (pii/merge.py)."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anonstream.pii.base import Detection
+from anonstream.pii.kinds import kind_of
+from anonstream.pii.merge import split_at_line_breaks
+
+
+@pytest.mark.parametrize("entity_type, subtype, surface, before, kind", [
+    ("ORG", None, "Court of Cassation", "", "court"),
+    ("ORG", None, "Słupsk Regional Court", "", "court"),
+    ("ORG", None, "Tekirdağ F-type Prison", "", "prison"),
+    ("ORG", None, "Słupsk Detention Centre", "", "prison"),
+    ("ORG", None, "Ankara Security Directorate", "", "police"),
+    ("ORG", None, "Ministry of Justice", "", "ministry"),
+    ("ORG", None, "Turkish Revolutionary Communist Party", "", "party"),
+    ("ORG", None, "BG Bank A/S", "", "company"),  # the legal form says company
+    ("ORG", None, "Kars State Hospital", "", "hospital"),
+    ("ORG", None, "Siemens", "", "organization"),
+    ("LOC", "GPE", "Turkey", "", "country"),
+    ("LOC", "GPE", "the Netherlands", "", "country"),
+    ("LOC", "GPE", "Łódź", "", "city"),
+    ("LOC", "GPE", "Gdańsk, Poland", "", "city"),
+    ("LOC", "GPE", "Texas", "", "region"),
+    ("LOC", "FAC", "Atatürk Airport", "", "facility"),
+    ("DEM", "NORP", "Danish", "", "nationality"),
+    ("DEM", "NORP", "Muslim", "", "religion"),
+    ("DEM", "OCCUPATION", "teacher", "", "occupation"),
+    ("QUANTITY", "MONEY", "EUR 5,000", "", "money"),
+    ("QUANTITY", None, "42", "he was aged ", "age"),
+    ("QUANTITY", None, "35%", "", "percent"),
+    ("QUANTITY", None, "five co-accused", "", "count"),
+    ("DATETIME", "DATE", "31 August 2006", "", "date"),
+    ("MISC", "EVENT", "Expo 2000", "", "event"),
+])
+def test_kind_of(entity_type, subtype, surface, before, kind):
+    assert kind_of(entity_type, subtype, surface, before) == kind
+
+
+def test_a_detection_over_a_line_break_becomes_one_per_line():
+    text = "our P&L.\nFood and beverage grew"
+    det = Detection(4, len(text), "ORG", 0.8, "ner", "ner:ORG", subtype="ORG")
+    pieces = split_at_line_breaks(text, [det])
+    assert [text[d.start:d.end] for d in pieces] == ["P&L", "Food and beverage grew"]
+    assert all(d.type == "ORG" for d in pieces)
+    assert split_at_line_breaks("a.\n\nb", [Detection(1, 3, "ORG", 0.8, "ner", "")]) == []  # only punctuation
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab \n.,", min_size=1, max_size=40), st.data())
+def test_no_piece_crosses_a_line_break(text, data):
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    for d in split_at_line_breaks(text, [Detection(start, end, "MISC", 0.5, "t", "")]):
+        assert "\n" not in text[d.start:d.end] and start <= d.start < d.end <= end
