@@ -146,3 +146,16 @@ def test_the_indefinite_article_follows_the_new_value():
     for change, old in sorted(zip(result.changes, result.old), key=lambda co: -co[0]["start"]):
         text = text[:change["start"]] + old + text[change["end"]:]
     assert text == c.text
+
+
+@pytest.mark.parametrize("text, start, value, expected", [
+    ("Denmark's Free Trade Union", 10, "the association", "association"),  # after a possessive
+    ("with his Union", 9, "the union", "union"),
+    ("sued Siemens", 5, "the company", "the company"),
+    ("Siemens grew.", 0, "the company", "The company"),
+    ("It grew. Several", 9, "several co-accused", "Several co-accused"),
+])
+def test_a_generalized_phrase_fits_its_left_edge(text, start, value, expected):
+    from anonstream.swap.rewrite import _fit
+
+    assert _fit(text, start, value) == expected

@@ -143,7 +143,7 @@ def _places() -> tuple[frozenset[str], frozenset[str]]:
 
 def place_kind(surface: str, subtype: str = "") -> str:
     countries, states = _places()
-    name = _LEADING_THE.sub("", " ".join(surface.split())).strip(" ,.")
+    name = _LEADING_THE.sub("", re.sub(r"\s*\(.*$", "", " ".join(surface.split()))).strip(" ,.")  # no gloss
     key = name.casefold()
     parts = [p.strip() for p in key.split(",") if p.strip()]
     first = parts[0] if parts else key

@@ -40,7 +40,7 @@ from .tuples import Mention, Site, is_acronym, norm_key
 _BARE_APOSTROPHE = re.compile(r"^['’](?![A-Za-z])")
 _ENDS_WITH_DETERMINER = re.compile(
     r"(?:^|\W)(?:the|a|an|this|that|these|those|its|his|her|their|our|my|your|whose|each|every|any|another|"
-    r"no)\s+$", re.I)
+    r"no)\s+$|\w['’]s\s+$", re.I)  # a possessive is a determiner too ("Denmark's the union")
 _STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
 _ON_BEFORE = re.compile(r"\b([Oo])n +$")
 _MONTH_OR_YEAR = re.compile(r"^(?:(?:January|February|March|April|May|June|July|August|September|October|November|"
