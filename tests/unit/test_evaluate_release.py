@@ -264,3 +264,16 @@ def test_generalizations_into_common_words_are_not_judged_as_named_values():
     assert is_common_phrase("several co-accused")
     assert not is_common_phrase("Izmir") and not is_common_phrase("the 1990s")
     assert not is_common_phrase("European") and not is_common_phrase("the Court of Cassation")
+
+
+def test_kind_kept_is_also_reported_where_the_tagger_reads_the_old_value_as_its_gold_type():
+    def tagger(lines):  # reads 'Szczecin' as a person (a tagger error), the other cities as places
+        return [[(m.start(), m.end(), "PERSON" if m.group() == "Szczecin" else "GPE")
+                 for m in re.finditer(r"Szczecin|Warsaw|Gdańsk|Poznań", ln)] for ln in lines]
+
+    gold = [parse_document(_doc("a", "He lived in Szczecin.\nShe lived in Warsaw.",
+                                [("Szczecin", "LOC", "QUASI"), ("Warsaw", "LOC", "QUASI")]))]
+    out = {"a": "He lived in Gdańsk.\nShe lived in Poznań."}
+    s = evaluate_release(gold, out, tagger=tagger, seed=0)
+    assert (s.kind.judged, s.kind.agree) == (2, 1)  # PERSON -> GPE counts against the release
+    assert (s.kind_consistent.judged, s.kind_consistent.agree) == (1, 1)  # only the consistently read one

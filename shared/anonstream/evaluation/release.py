@@ -38,6 +38,14 @@ from .tab import GoldMention, TabDocument
 IDENTIFIER_TYPES = ("DIRECT", "QUASI", "NO_MASK")
 ENTITY_TYPES = ("PERSON", "CODE", "LOC", "ORG", "DEM", "DATETIME", "QUANTITY", "MISC")
 NO_ENTITY = "NONE"
+# spaCy (OntoNotes) labels that are a reading of each TAB entity type: where the tagger reads the old value
+# as something else ("Szczecin" as a PERSON), its verdict on the new value says more about the tagger than
+# about the kind, so the kind judgement is also reported on the mentions it reads consistently.
+CONSISTENT_LABELS = {
+    "LOC": {"GPE", "LOC", "FAC"}, "ORG": {"ORG"}, "PERSON": {"PERSON"}, "DEM": {"NORP", "LANGUAGE"},
+    "DATETIME": {"DATE", "TIME"}, "QUANTITY": {"CARDINAL", "MONEY", "QUANTITY", "PERCENT", "ORDINAL"},
+    "MISC": {"EVENT", "PRODUCT", "LAW", "WORK_OF_ART", "LANGUAGE", "NORP"}, "CODE": set(),
+}
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _PLACEHOLDER = re.compile(r"\[[^\[\]\n]*\]")
@@ -222,6 +230,7 @@ class ReleaseScores:
     survival: dict[str, SurvivalCount] = field(default_factory=dict)
     survival_by_entity: dict[str, dict[str, SurvivalCount]] = field(default_factory=dict)
     kind: KindCount = field(default_factory=KindCount)
+    kind_consistent: KindCount = field(default_factory=KindCount)  # the tagger's old label fits the gold type
     kind_by_label: dict[str, KindCount] = field(default_factory=dict)
     kind_skipped: dict[str, int] = field(default_factory=dict)
     kind_pairs: dict[str, int] = field(default_factory=dict)  # "OLD->NEW" label counts of the judged
@@ -240,7 +249,9 @@ class ReleaseScores:
                 "quasi_changed_share": 1 - quasi if quasi == quasi else float("nan"),
                 "direct_surviving_share": self._share("DIRECT"),
                 "kind_kept_share": self.kind.share,
-                "kind_kept_share_random_baseline": self.kind.baseline_share}
+                "kind_kept_share_random_baseline": self.kind.baseline_share,
+                "kind_kept_share_consistent_tagging": self.kind_consistent.share,
+                "kind_kept_share_consistent_tagging_random_baseline": self.kind_consistent.baseline_share}
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -256,6 +267,7 @@ class ReleaseScores:
             "survival_by_entity_type": {k: {t: c.as_dict() for t, c in v.items()}
                                         for k, v in self.survival_by_entity.items()},
             "kind": {"tagger": self.tagger, "seed": self.seed, **self.kind.as_dict(),
+                     "consistent_tagging": self.kind_consistent.as_dict(),
                      "by_old_label": {k: v.as_dict() for k, v in sorted(self.kind_by_label.items())},
                      "skipped": dict(sorted(self.kind_skipped.items())),
                      "label_pairs": dict(sorted(self.kind_pairs.items(), key=lambda kv: (-kv[1], kv[0])))},
@@ -284,6 +296,10 @@ class ReleaseScores:
             f"| kind kept share (judged {self.kind.judged}) | {_pct(h['kind_kept_share'])} |",
             f"| kind kept, random same-label baseline (judged {self.kind.baseline_judged}) "
             f"| {_pct(h['kind_kept_share_random_baseline'])} |",
+            f"| kind kept where the tagger reads the old value as its gold type (judged {self.kind_consistent.judged}) "
+            f"| {_pct(h['kind_kept_share_consistent_tagging'])} |",
+            f"| … its random same-label baseline (judged {self.kind_consistent.baseline_judged}) "
+            f"| {_pct(h['kind_kept_share_consistent_tagging_random_baseline'])} |",
             "",
             "Survival (exact span text still in the same line); *unchanged (diff)*: no token of the mention "
             "touched by the line diff.",
@@ -544,25 +560,28 @@ def evaluate_release(
                 skip("old_value_untagged")
                 continue
             new_label = best_label(cached[diff.new], ns, ne) or NO_ENTITY
-            judged.append((old_label, new_label))
+            consistent = old_label in CONSISTENT_LABELS.get(dm.mention.entity_type, set())
+            judged.append((old_label, new_label, consistent))
             choices = [t for t in pools.get(old_label, []) if t != dm.mention.span_text]
             if not choices:
                 skip("baseline_no_other_value")
                 continue
             value = rng.choice(choices)
             line = diff.old[:dm.start] + value + diff.old[dm.end:]
-            baseline.append((old_label, line, dm.start, dm.start + len(value)))
+            baseline.append((old_label, line, dm.start, dm.start + len(value), consistent))
         cached.tag([b[1] for b in baseline])
-        for old_label, new_label in judged:
+        for old_label, new_label, consistent in judged:
             agree = old_label == new_label
-            for c in (scores.kind, scores.kind_by_label.setdefault(old_label, KindCount())):
+            counts = [scores.kind, scores.kind_by_label.setdefault(old_label, KindCount())]
+            for c in counts + ([scores.kind_consistent] if consistent else []):
                 c.judged += 1
                 c.agree += agree
             key = f"{old_label}->{new_label}"
             scores.kind_pairs[key] = scores.kind_pairs.get(key, 0) + 1
-        for old_label, line, s, e in baseline:
+        for old_label, line, s, e, consistent in baseline:
             agree = (best_label(cached[line], s, e) or NO_ENTITY) == old_label
-            for c in (scores.kind, scores.kind_by_label.setdefault(old_label, KindCount())):
+            counts = [scores.kind, scores.kind_by_label.setdefault(old_label, KindCount())]
+            for c in counts + ([scores.kind_consistent] if consistent else []):
                 c.baseline_judged += 1
                 c.baseline_agree += agree
     scores.kind_skipped = skipped
