@@ -10,21 +10,26 @@ passes through ``SwapProcessor.offer`` once and leaves with a decision:
    on J has nothing to swap and is released at once (C/G operators still apply).
 2. Rare chunks always want a partner; other chunks want one with probability r (the swap rate of
    eq. 2.4); with ``release.donors`` a chunk that does not want one may still serve as the partner of
-   a *waiting rare* chunk.
+   a *waiting rare* chunk. With ``protect: all`` (default) a chunk that wants no partner gets the fallback
+   at once: every value the pii stage decided to mask leaves changed.
 3. A partner is **valid** (§2.1, §2.3 constraints C) when it waits in the same pool (same cluster:
    mixture model version and component; right after a refit also the pool of the chunk's component under
-   the previous version, so the chunks waiting there are not stranded), comes from a different document, differs on at least one
-   unswapped category (as released, i.e. after C/G operators; otherwise the swap is a re-indexing),
-   differs on J (otherwise nothing changes), and has values on the same J categories (the text needs
-   a place for every value that moves; this keeps the joint distribution inside J exact). Among valid
-   partners, rare ones go first; then those with as many values per J category as ours (the paper's
-   remedy for mismatched entity counts, §3.2.3); inside that class the choice is uniform (§2.2.1).
-4. With a partner, both chunks get each other's J values (``rewrite.plan_swap``) and both leave.
-   Without one, a chunk that wants one waits in its pool; it leaves when a later chunk pairs with it,
-   when it has waited ``pool.max_wait_seconds`` (``expire``), when it is the oldest of a full pool
-   (``pool.max_size``), or at end of input (``drain``). Then a rare chunk gets the **fallback** on
-   its J values (``generalize``: the category's generalizer, a placeholder where it cannot coarsen;
-   or ``suppress``: placeholders), so no rare chunk leaves unprotected; a non-rare one leaves as is.
+   the previous version, so the chunks waiting there are not stranded), comes from a different document,
+   differs on at least one unswapped category (as released, i.e. after C/G operators; otherwise the swap
+   is a re-indexing), and shares at least one *slot* with a different value. A slot is a kind of thing
+   (``EntitySpan.kind``: a court, a city, a nationality): values only move between mentions of one kind.
+   Among valid partners, rare ones go first; then those sharing the most slots; then those with the same
+   slots and entity counts (the paper's remedy for mismatched entity counts, §3.2.3); inside that class the
+   choice is uniform (§2.2.1).
+4. With a partner, both chunks get each other's values on the slots they share (``rewrite.plan_swap``)
+   and both leave; a protected chunk's other slots get the fallback. Without one, a chunk that wants one
+   waits in its pool; it leaves when a later chunk pairs with it, when it has waited
+   ``pool.max_wait_seconds`` (``expire``), when it is the oldest of a full pool (``pool.max_size``), or at
+   end of input (``drain``). Then a protected chunk (rare, or any with ``protect: all``) gets the
+   **fallback** on its J values (``generalize``: the category's generalizer, a placeholder where it cannot
+   coarsen; or ``suppress``: placeholders); with ``protect: rare`` a non-rare one leaves as is.
+5. An entity changed in one released chunk keeps that value in every later chunk of its document
+   (``ReplacementMemory``, first writer wins), whatever that chunk's partner offers: coreference is kept.
 
 Every released chunk also gets the release-wide operators (C: placeholder, G: generalizer; DIRECT
 identifiers still in clear: placeholder), its ``changes`` (offsets into the new text), the release
