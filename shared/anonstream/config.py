@@ -30,6 +30,8 @@
 | ANONSTREAM_PSEUDONYM_TTL_S | 31536000 | how long an entity keeps its pseudonym in Redis |
 | ANONSTREAM_REPLICATION | 1 | replication factor of the topics `anonstream topics create` makes |
 | ANONSTREAM_LOG_LEVEL | INFO | log level |
+| ANONSTREAM_AUDIT_MAX_DR | 1.0 | the audit snapshot alerts when a release's DR (paper 000 eq. 2.16) exceeds this (1.0: never) |
+| ANONSTREAM_AUDIT_MIN_K | 1 | ... or when the released tuples' k-anonymity falls below this (1: never) |
 """
 from __future__ import annotations
 
@@ -76,6 +78,9 @@ class Settings:
     # Prometheus endpoint of a service (runtime/metrics.py): off when the port is 0
     metrics_port: int = field(default_factory=lambda: int(_env("METRICS_PORT", "0")))
     metrics_host: str = field(default_factory=lambda: _env("METRICS_HOST", "127.0.0.1"))
+    # alert thresholds of the audit stage's risk snapshot (stages/audit.py)
+    audit_max_dr: float = field(default_factory=lambda: float(_env("AUDIT_MAX_DR", "1.0")))
+    audit_min_k: int = field(default_factory=lambda: int(_env("AUDIT_MIN_K", "1")))
 
     def describe(self) -> dict[str, object]:
         """The settings, safe to log (no secrets are fields of this class)."""

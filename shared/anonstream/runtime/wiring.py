@@ -9,6 +9,7 @@ from ..pii.engine import InMemoryPseudonymStore, PiiEngine, PiiConfig, Pseudonym
 from ..stages.audit import AuditStage
 from ..stages.base import Stage
 from ..stores import base
+from ..stores.risk import InMemoryRiskTables, RiskTables
 from ..swap import InMemoryPoolStore, InMemoryTupleCounts, PoolStore, TupleCounts
 from ..swap.stores import InMemoryReplacementMemory, ReplacementMemory
 
@@ -26,6 +27,7 @@ class Stores:
     swap_pools: PoolStore
     tuple_counts: TupleCounts
     replacements: ReplacementMemory
+    risk_tables: RiskTables
 
 
 def in_memory_stores(settings: Settings) -> Stores:
@@ -39,6 +41,7 @@ def in_memory_stores(settings: Settings) -> Stores:
         swap_pools=InMemoryPoolStore(),
         tuple_counts=InMemoryTupleCounts(),
         replacements=InMemoryReplacementMemory(),
+        risk_tables=InMemoryRiskTables(),
     )
 
 
@@ -82,7 +85,12 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
 
         return SinkStage(stores.pending, settings.reassembly_wait_s)
     if name == "audit":
-        return AuditStage(stores.counters)
+        from ..swap import Release
+
+        release = Release.from_yaml(settings.release) if settings.release else Release.default()
+        return AuditStage(stores.counters, stores.risk_tables, release_version=release.version,
+                          swapped=release.swapped, population=release.superpopulation_size,
+                          max_dr=settings.audit_max_dr, min_k=settings.audit_min_k)
     raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGE_NAMES)}")
 
 
@@ -95,6 +103,7 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
     """The services' stores (Redis). Only the pii stage needs the pseudonym key (a secret, from
     the environment); it refuses to start without one."""
     from ..stores import redis_state
+    from ..stores.redis_risk import RedisRiskTables
     from ..stores.redis_swap import RedisReplacementMemory, RedisSwapPoolStore, RedisTupleCounts
 
     client = redis_state.connect(settings.redis_url)
@@ -114,4 +123,5 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
         swap_pools=RedisSwapPoolStore(client, settings.tenant),
         tuple_counts=RedisTupleCounts(client, settings.tenant, window_s=settings.swap_counts_window_s),
         replacements=RedisReplacementMemory(client, settings.tenant),
+        risk_tables=RedisRiskTables(client, settings.tenant),
     )
