@@ -9,6 +9,7 @@ import pytest
 
 from anonstream import contracts, topics
 from anonstream.risk import pitman
+from anonstream.runtime.metrics import ServiceMetrics
 from anonstream.stages.audit import AuditStage
 from anonstream.stages.base import InputMessage, StageDriver
 from anonstream.stores.base import InMemoryCounters
@@ -146,7 +147,21 @@ def test_edge_cases_never_nan_nor_raise(records):
 
 def test_versions_are_separate_and_unknown_versions_use_the_whole_tuple():
     audit = stage()
-    feed(audit, [log_record("A", 0, "a"), log_record("B", 0, "a", version="other",
-                                                        after={"ORG": "o", "DATETIME": "2001"})])
+    records = [log_record(d, 0, "a", after={"ORG": "o", "DATETIME": d}, version=v)
+               for v in (VERSION, "other") for d in ("2001", "2002")]
+    feed(audit, records)
     risk = audit.report()["risk"]
-    assert set(risk) == {VERSION, "other"} and risk[VERSION]["n"] == 1 and risk["other"]["n"] == 1
+    assert set(risk) == {VERSION, "other"} and risk[VERSION]["n"] == 2 and risk["other"]["n"] == 2
+    assert risk[VERSION]["classes_after"] == 1 and risk[VERSION]["k"] == 2    # restricted to J = (ORG,)
+    assert risk["other"]["classes_after"] == 2 and risk["other"]["k"] == 1    # whole tuple_after
+
+
+def test_gauges_go_through_the_service_exposition():
+    audit = stage()
+    feed(audit, RECORDS)
+    audit.tick(1000.0)
+    text = ServiceMetrics("audit", "0").exposition(audit.metrics())
+    dr = audit.report()["risk"][VERSION]["dr"]
+    line = next(x for x in text.splitlines() if x.startswith("anonstream_audit_risk_dr{"))
+    assert f'key="{VERSION}"' in line and float(line.rsplit(" ", 1)[1]) == pytest.approx(dr)
+    assert any(x.startswith("anonstream_audit_risk_theta{") for x in text.splitlines())
