@@ -53,7 +53,7 @@ def evaluate(sanitized: Path, tagger, examples: int = 12) -> tuple[dict, str]:
 def main() -> None:
     parser = common.arg_parser(__doc__)
     parser.add_argument("--baseline-ref", default=BASELINE_REF, help="git ref of the baseline (default %(default)s)")
-    parser.add_argument("--rounds", type=int, default=1, help="pipeline runs per variant, interleaved")
+    parser.add_argument("--rounds", type=int, default=2, help="pipeline runs per variant, interleaved")
     args = parser.parse_args()
     results = common.Results("release", "Release fidelity: what changes, what stays true, what an attacker still "
                              "finds", args.quick)
