@@ -44,13 +44,13 @@ ignores redeliveries of chunks that are pending or done; counts are idempotent p
 """
 from __future__ import annotations
 
-import copy
 import random
 import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .. import serde
 from ..records import Chunk
 from . import rewrite
 from .release import CATEGORIES, Release
@@ -268,8 +268,7 @@ class SwapProcessor:
     # -- public API -------------------------------------------------------------------------------
     def offer(self, chunk: Chunk) -> SwapOutput:
         """Take one chunk; return what leaves now (possibly nothing: the chunk waits)."""
-        chunk = _copy(chunk)
-        chunk.embedding = None
+        chunk = _copy(chunk)  # without its embedding
         pool = pool_of(chunk)
         if self.pools.status(pool, chunk.key) is not None:
             return SwapOutput()  # redelivery of a chunk that waits or already left through a claim
@@ -459,7 +458,11 @@ def _fallback_action(changes: list[dict[str, Any]], swapped: tuple[str, ...]) ->
 
 
 def _copy(chunk: Chunk) -> Chunk:
-    return Chunk.from_wire(copy.deepcopy(chunk.to_wire()))
+    """A deep copy without the embedding (nothing this stage releases or pools carries one), through
+    orjson: several times faster than ``copy.deepcopy`` of the wire form."""
+    wire = chunk.to_wire()
+    wire.pop("embedding", None)
+    return Chunk.from_wire(serde.loads(serde.dumps(wire)))
 
 
 def clear_view(released: Chunk, changes: list[dict[str, Any]]) -> Chunk:
