@@ -277,3 +277,13 @@ def test_kind_kept_is_also_reported_where_the_tagger_reads_the_old_value_as_its_
     s = evaluate_release(gold, out, tagger=tagger, seed=0)
     assert (s.kind.judged, s.kind.agree) == (2, 1)  # PERSON -> GPE counts against the release
     assert (s.kind_consistent.judged, s.kind_consistent.agree) == (1, 1)  # only the consistently read one
+
+
+def test_a_slice_of_the_gold_documents_is_scored_alone():
+    from anonstream.evaluation.cli import select_documents
+
+    gold = [parse_document(_doc(d, "Berlin.", [("Berlin", "LOC", "QUASI")])) for d in ("a", "b", "c")]
+    docs, out = select_documents(gold, [("a", "x."), ("b", "Berlin."), ("c", "y.")], "1:3")
+    assert [d.doc_id for d in docs] == ["b", "c"] and [o[0] for o in out] == ["b", "c"]
+    s = evaluate_release(docs, dict(out), tagger=lambda lines: [[] for _ in lines])
+    assert s.n_scored_documents == 2 and s.survival["QUASI"].survived == 1

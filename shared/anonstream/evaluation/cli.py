@@ -17,6 +17,8 @@ def add_commands(subparsers) -> None:
     p.add_argument("--tab", required=True, help="TAB-format gold JSON (e.g. echr_train_first100.json)")
     p.add_argument("--sanitized", required=True, help="JSONL of sanitized documents {doc_id, text, ...}")
     p.add_argument("--annotator", help="gold annotator to use (default: each document's first)")
+    p.add_argument("--docs", metavar="A:B", help="only gold documents A..B-1 in file order (e.g. 50:100, a held-out "
+                                                  "half); the other output documents are not scored")
     p.add_argument("--examples", type=int, default=0, metavar="N",
                    help="print N random replaced QUASI mentions side by side")
     p.add_argument("--seed", type=int, default=0, help="seed of the baseline draws and of the examples (default 0)")
@@ -40,12 +42,22 @@ def read_sanitized(path: str | Path) -> list[tuple[str, str]]:
     return out
 
 
+def select_documents(documents: list, sanitized: list[tuple[str, str]], docs: str) -> tuple[list, list]:
+    """Gold documents ``A:B`` (file order) and only their sanitized versions."""
+    a, _, b = docs.partition(":")
+    documents = documents[int(a or 0):int(b) if b else None]
+    wanted = {d.doc_id for d in documents}
+    return documents, [(doc_id, text) for doc_id, text in sanitized if doc_id in wanted]
+
+
 def cmd_evaluate_release(args: argparse.Namespace) -> int:
     from .release import evaluate_release, spacy_tagger
     from .tab import load_tab
 
     documents = load_tab(args.tab)
     sanitized = read_sanitized(args.sanitized)
+    if args.docs:
+        documents, sanitized = select_documents(documents, sanitized, args.docs)
     nlp = None
     if args.spacy_model:
         from ..pii.spacy_model import load_spacy
