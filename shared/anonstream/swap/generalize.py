@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Callable
 
 from ..pii.merge import GROUP_HEADS
-from ..pii.policy import GENERIC_ORG_WORDS, PUBLIC_BODY_HEADS
+from ..pii.policy import PUBLIC_BODY_HEADS
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december")
