@@ -38,3 +38,19 @@ def kafka_bootstrap() -> str:
     bootstrap = os.environ.get("ANONSTREAM_BOOTSTRAP", "127.0.0.1:19092")
     _require(bootstrap.split(",")[0], "Kafka")
     return bootstrap
+
+
+@pytest.fixture
+def redis_tenant(redis_url, request):
+    """A fresh tenant name for one test; its Redis keys (``anonstream:{tenant}:*``) are deleted afterwards."""
+    import uuid
+
+    import redis
+
+    name = f"it-{request.module.__name__.rsplit('.', 1)[-1]}-{uuid.uuid4().hex[:8]}"
+    yield name
+    client = redis.Redis.from_url(redis_url)
+    keys = list(client.scan_iter(f"anonstream:{name}:*"))
+    if keys:
+        client.delete(*keys)
+    client.close()

@@ -2,7 +2,6 @@
 (also from a second audit worker) counted once, tables survive a restart of the service."""
 from __future__ import annotations
 
-import uuid
 
 import orjson
 import pytest
@@ -43,14 +42,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def tenant(redis_url):
-    name = f"it-audit-{uuid.uuid4().hex[:8]}"
-    yield name
-    client = redis.Redis.from_url(redis_url)
-    keys = list(client.scan_iter(f"anonstream:{name}:*"))
-    if keys:
-        client.delete(*keys)
-    client.close()
+def tenant(redis_tenant):
+    return redis_tenant
 
 
 def _stage(tables) -> AuditStage:

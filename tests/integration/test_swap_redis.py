@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import threading
-import uuid
 
 import pytest
 import redis
@@ -23,14 +22,8 @@ C = "{ORG:Nokia} moved to {LOC/GPE:Finland} in {DATETIME/DATE:July 2005}."
 
 
 @pytest.fixture
-def tenant(redis_url):
-    name = f"it-swap-{uuid.uuid4().hex[:8]}"
-    yield name
-    client = redis.Redis.from_url(redis_url)
-    keys = list(client.scan_iter(f"anonstream:{name}:*"))
-    if keys:
-        client.delete(*keys)
-    client.close()
+def tenant(redis_tenant):
+    return redis_tenant
 
 
 class Service:
