@@ -73,6 +73,11 @@ class EmbeddedPipeline:
         ]
         return self._flow(pending)
 
+    def run_records(self, emits: Iterable[Emit]) -> list[Emit]:
+        """Push records another pipeline emitted (e.g. clustered chunks kept from an earlier run, replayed
+        into a swap/sink/audit pipeline by the release planner) through the stages consuming their topics."""
+        return self._flow(self._as_messages(emits))
+
     def finish(self) -> list[Emit]:
         """End of input: drain held records stage by stage (in pipeline order), flowing them on."""
         emitted: list[Emit] = []
