@@ -76,7 +76,7 @@ def test_snapshot_matches_a_direct_pitman_computation():
     snap = audit.report()
     contracts.validate(topics.AUDIT_METRICS.schema, snap)
     assert snap["chunks"] == 1 and snap["documents"] == 1
-    r = snap["risk"][VERSION]
+    r = snap["risk"][VERSION]["all_time"]
     sizes = [3, 2, 1, 1, 1, 1]
     fit = pitman.fit_pitman(sizes)
     assert r["n"] == 9 and r["classes_before"] == 6 and r["sample_uniques_before"] == 4
@@ -101,7 +101,7 @@ def test_redelivered_records_count_once():
     first = audit.report()["risk"][VERSION]
     feed(audit, RECORDS[:4] + [RECORDS[5]])
     again = audit.report()["risk"][VERSION]
-    assert again == first and again["n"] == 9
+    assert again == first and again["all_time"]["n"] == 9 and again["window"]["n"] == 9
 
 
 def test_alerts_on_low_thresholds_and_none_on_defaults():
@@ -109,10 +109,11 @@ def test_alerts_on_low_thresholds_and_none_on_defaults():
     feed(audit, RECORDS)
     snap = audit.tick(1000.0)[0].value
     contracts.validate(topics.AUDIT_METRICS.schema, snap)
-    kinds = {a["kind"]: a for a in snap["alerts"]}
+    assert {a["scope"] for a in snap["alerts"]} == {"all_time", "window"}   # the window holds every record here
+    kinds = {a["kind"]: a for a in snap["alerts"] if a["scope"] == "all_time"}
     assert set(kinds) == {"dr", "k"}
-    assert kinds["dr"]["value"] == snap["risk"][VERSION]["dr"] > 0.0 and kinds["dr"]["threshold"] == 0.0
-    assert kinds["k"] == {"kind": "k", "release_version": VERSION, "value": 1, "threshold": 2}
+    assert kinds["dr"]["value"] == snap["risk"][VERSION]["all_time"]["dr"] > 0.0 and kinds["dr"]["threshold"] == 0.0
+    assert kinds["k"] == {"kind": "k", "scope": "all_time", "release_version": VERSION, "value": 1, "threshold": 2}
     quiet = stage()
     feed(quiet, RECORDS)
     assert quiet.report()["alerts"] == []
@@ -133,16 +134,17 @@ def test_edge_cases_never_nan_nor_raise(records):
     snap = emits[0].value
     contracts.validate(topics.AUDIT_METRICS.schema, snap)
     assert no_nan(snap) and no_nan(audit.metrics())
-    for r in snap["risk"].values():
-        assert "error" not in r
+    for entry in snap["risk"].values():
+        assert "error" not in entry
+        r = entry["all_time"]
         if r["sample_uniques_before"] == 0:
             assert r["dr"] is None and r["p_hat"] is None
     if len(records) == 5 and records[0]["action"] == "swapped":
-        r = snap["risk"][VERSION]
+        r = snap["risk"][VERSION]["all_time"]
         assert r["boundary"] == "singletons" and r["theta"] is None and r["alpha"] == 1.0
         assert r["p_hat"] == pytest.approx(1.0) and r["dr"] == pytest.approx(0.0)
     if len(records) == 5 and records[0]["action"] == "untouched":
-        assert snap["risk"][VERSION]["dr"] == 1.0
+        assert snap["risk"][VERSION]["all_time"]["dr"] == 1.0
 
 
 def test_versions_are_separate_and_unknown_versions_use_the_whole_tuple():
@@ -150,7 +152,7 @@ def test_versions_are_separate_and_unknown_versions_use_the_whole_tuple():
     records = [log_record(d, 0, "a", after={"ORG": "o", "DATETIME": d}, version=v)
                for v in (VERSION, "other") for d in ("2001", "2002")]
     feed(audit, records)
-    risk = audit.report()["risk"]
+    risk = {v: e["all_time"] for v, e in audit.report()["risk"].items()}
     assert set(risk) == {VERSION, "other"} and risk[VERSION]["n"] == 2 and risk["other"]["n"] == 2
     assert risk[VERSION]["classes_after"] == 1 and risk[VERSION]["k"] == 2    # restricted to J = (ORG,)
     assert risk["other"]["classes_after"] == 2 and risk["other"]["k"] == 1    # whole tuple_after
@@ -161,7 +163,7 @@ def test_gauges_go_through_the_service_exposition():
     feed(audit, RECORDS)
     audit.tick(1000.0)
     text = ServiceMetrics("audit", "0").exposition(audit.metrics())
-    dr = audit.report()["risk"][VERSION]["dr"]
+    dr = audit.report()["risk"][VERSION]["all_time"]["dr"]
     line = next(x for x in text.splitlines() if x.startswith("anonstream_audit_risk_dr{"))
     assert f'key="{VERSION}"' in line and float(line.rsplit(" ", 1)[1]) == pytest.approx(dr)
     assert any(x.startswith("anonstream_audit_risk_theta{") for x in text.splitlines())

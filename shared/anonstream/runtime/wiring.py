@@ -41,7 +41,7 @@ def in_memory_stores(settings: Settings) -> Stores:
         swap_pools=InMemoryPoolStore(),
         tuple_counts=InMemoryTupleCounts(),
         replacements=InMemoryReplacementMemory(),
-        risk_tables=InMemoryRiskTables(),
+        risk_tables=InMemoryRiskTables(settings.audit_window_s, settings.audit_bucket_s),
     )
 
 
@@ -88,9 +88,21 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         from ..swap import Release
 
         release = Release.from_yaml(settings.release) if settings.release else Release.default()
+        embedder = None
+        if settings.audit_utility:
+            from ..embedding import Embedder
+
+            embedder = Embedder(settings.embed_model, settings.embed_batch)
+        attack = None
+        if settings.audit_attack_train:
+            from ..stages.audit_attack import AttackMonitor
+
+            attack = AttackMonitor.from_corpus(settings.audit_attack_train, settings.audit_attack_label,
+                                               settings.audit_attack_kind)
         return AuditStage(stores.counters, stores.risk_tables, release_version=release.version,
                           swapped=release.swapped, population=release.superpopulation_size,
-                          max_dr=settings.audit_max_dr, min_k=settings.audit_min_k)
+                          max_dr=settings.audit_max_dr, min_k=settings.audit_min_k,
+                          embedder=embedder, registry=stores.registry, attack=attack)
     raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGE_NAMES)}")
 
 
@@ -123,5 +135,6 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
         swap_pools=RedisSwapPoolStore(client, settings.tenant),
         tuple_counts=RedisTupleCounts(client, settings.tenant, window_s=settings.swap_counts_window_s),
         replacements=RedisReplacementMemory(client, settings.tenant),
-        risk_tables=RedisRiskTables(client, settings.tenant),
+        risk_tables=RedisRiskTables(client, settings.tenant, window_s=settings.audit_window_s,
+                                    bucket_s=settings.audit_bucket_s),
     )

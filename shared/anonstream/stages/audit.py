@@ -1,14 +1,23 @@
 """audit: counts on what is released, for dashboards (records, entities per type, dead letters
-per stage), and the swap risk of each release version (paper 000 §2.4) from running tables fed by
-the swap log. Counts, digests and estimates only, never text.
+per stage), the swap risk and utility of each release version (paper 000 §2.4-2.5), and, with a reference
+corpus, an attacker's accuracy before and after the swap. Counts, digests and estimates only, never text.
 
 Risk tables (``stores/risk.py``): the class sizes of z_J before sanitization are the counts of the
 swap log's ``tuple_digest`` (chunks without values on J, digest null, are left out); a released tuple is
 the swap log's ``tuple_after`` restricted to the release's J (when the record's release version is the
-configured one; otherwise the whole ``tuple_after``, and ``released_tuple`` says "all").
-On each snapshot: n, K, s1, the Ewens-Pitman fit (eq. 2.10), p_hat for the superpopulation size N
-(eq. 2.14-2.15), DR = 1 - (#swapped uniques / s1) p_hat (eq. 2.16), k-anonymity and l-diversity
-(w.r.t. the document) of the released tuples. Undefined values are null, never NaN.
+configured one; otherwise the whole ``tuple_after``, and ``released_tuple`` says "all"). The tables are
+kept over all time and over a sliding window of event time (the swap log's ``released_at``).
+On each snapshot, for ``all_time`` and for ``window``: n, K, s1, the Ewens-Pitman fit (eq. 2.10), p_hat for
+the superpopulation size N (eq. 2.14-2.15), DR = 1 - (#swapped uniques / s1) p_hat (eq. 2.16), k-anonymity
+and l-diversity (w.r.t. the document) of the released tuples. Undefined values are null, never NaN.
+
+Utility (eq. 2.17-2.19): DU = sum log f(x~ | l, phi) / sum log f(x | l, phi) over the changed chunks (a
+sanitized chunk with ``changes``), f the component density (eq. 2.1/2.2) of the chunk's component l under
+the mixture version that assigned it (``cluster.model_version``). The sanitized topic carries no embedding,
+but it needs none for the denominator: the cluster stage put the posterior of l and the log mixture density
+of x on the chunk, and log f(x | l, phi) = log posterior_l + log sum_k pi_k f(x | phi_k) - log pi_l (§2.2.1).
+The numerator re-embeds the released texts of the changed chunks (one encoder call per batch). Both sums are
+running sums in the risk store, so DU is restart-safe.
 """
 from __future__ import annotations
 
@@ -25,8 +34,9 @@ import numpy as np
 from .. import topics
 from ..risk import pitman
 from ..risk.kanon import KAnonymity, LDiversity
-from ..stores.base import Counters, StoreUnavailable
-from ..stores.risk import InMemoryRiskTables, RiskObservation, RiskTables
+from ..stores.base import Counters, ModelRegistry, StoreUnavailable
+from ..stores.risk import InMemoryRiskTables, RiskObservation, RiskTables, UtilityObservation, UtilitySums
+from .audit_attack import AttackMonitor
 from .base import Emit, Stage
 
 log = logging.getLogger(__name__)
@@ -94,14 +104,43 @@ def risk_of(table, population: float = DEFAULT_POPULATION) -> dict[str, Any]:
     return out
 
 
+def utility_of(sums: dict[int, UtilitySums]) -> dict[str, Any]:
+    """DU (eq. 2.19) from the running sums, over all mixture versions and per version; null when undefined."""
+    def du(before: float, after: float) -> float | None:
+        return _finite(after / before) if before != 0 else None
+
+    total = UtilitySums()
+    by_version = {}
+    for mv, s in sorted(sums.items()):
+        total.chunks, total.before, total.after = total.chunks + s.chunks, total.before + s.before, total.after + s.after
+        by_version[str(mv)] = {"changed_chunks": s.chunks, "loglik_before": _finite(s.before),
+                               "loglik_after": _finite(s.after), "du": du(s.before, s.after)}
+    return {"changed_chunks": total.chunks, "loglik_before": _finite(total.before),
+            "loglik_after": _finite(total.after), "du": du(total.before, total.after),
+            "by_mixture_version": by_version}
+
+
+def log_component_density_before(cluster: dict[str, Any], pi: np.ndarray) -> float:
+    """log f(x | l, phi) of the embedded chunk from what the cluster stage recorded (§2.2.1, eq. 2.3):
+    posterior_l = pi_l f(x | phi_l) / sum_k pi_k f(x | phi_k), so log f(x | phi_l) = log posterior_l +
+    log_density - log pi_l."""
+    return math.log(cluster["posterior"]) + cluster["log_density"] - math.log(pi[cluster["component"]])
+
+
+K_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, math.inf, "10+"))
+
+
 class AuditStage(Stage):
     name = "audit"
-    version = "2"
+    version = "3"
     inputs = (topics.CHUNKS_SANITIZED, topics.DEAD_LETTER, topics.SWAP_LOG)
 
     def __init__(self, counters: Counters, risk_tables: RiskTables | None = None, snapshot_every_s: float = 10.0,
                  clock=time.time, release_version: str | None = None, swapped: Sequence[str] | None = None,
-                 population: float = DEFAULT_POPULATION, max_dr: float = 1.0, min_k: int = 1):
+                 population: float = DEFAULT_POPULATION, max_dr: float = 1.0, min_k: int = 1,
+                 embedder=None, registry: ModelRegistry | None = None, attack: AttackMonitor | None = None):
+        """``embedder`` (``encode(texts) -> unit rows``, the pipeline's) and ``registry`` (mixture versions)
+        switch DU on; ``attack`` the attacker's accuracy."""
         self.counters = counters
         self.risk_tables = risk_tables if risk_tables is not None else InMemoryRiskTables()
         self.snapshot_every_s = snapshot_every_s
@@ -111,8 +150,13 @@ class AuditStage(Stage):
         self.population = population
         self.max_dr = max_dr
         self.min_k = min_k
+        self.embedder = embedder
+        self.registry = registry
+        self.attack = attack
+        self._mixtures: dict[int, Any] = {}
         self._last_snapshot = 0.0
         self._last_risk: dict[str, dict[str, Any]] = {}
+        self._last_attack: dict[str, Any] | None = None
 
     def _observation(self, record: dict[str, Any]) -> tuple[str, RiskObservation] | None:
         before = record.get("tuple_digest")
@@ -125,11 +169,39 @@ class AuditStage(Stage):
             after = {c: v for c, v in after.items() if c in self.swapped}
         return version, RiskObservation(chunk_key=record["chunk_key"], before=before, after=_digest(after),
                                         doc=_digest(record["doc_id"], 16),
-                                        swapped=record.get("action") in _SWAPPED_ACTIONS)
+                                        swapped=record.get("action") in _SWAPPED_ACTIONS,
+                                        at=float(record["released_at"]))
+
+    def _mixture(self, version: int):
+        """The mixture version from the registry (cached; None when the registry no longer keeps it)."""
+        if version not in self._mixtures:
+            from ..mixture.model import SphericalMixture
+
+            stored = self.registry.load(version)
+            self._mixtures[version] = None if stored is None else SphericalMixture.from_bytes(stored.model_bytes)
+        return self._mixtures[version]
+
+    def _utility(self, changed: list[dict[str, Any]]) -> dict[str, list[UtilityObservation]]:
+        """Per release version, the changed chunks' log f(x | l, phi) before and log f(x~ | l, phi) after."""
+        scored = [(r, m) for r in changed if (m := self._mixture(r["cluster"]["model_version"])) is not None]
+        if len(scored) < len(changed):
+            self.counters.incr({"utility.unscored": len(changed) - len(scored)})
+        if not scored:
+            return {}
+        X = self.embedder.encode([r["text"] for r, _ in scored])
+        out: dict[str, list[UtilityObservation]] = {}
+        for row, (record, mixture) in zip(X, scored):
+            cluster = record["cluster"]
+            after = float(mixture.log_component_densities(row[None, :])[0, cluster["component"]])
+            key = f"{record['doc_id']}|{record['chunk_index']}"
+            out.setdefault(record["release"]["version"], []).append(UtilityObservation(
+                key, cluster["model_version"], log_component_density_before(cluster, mixture.pi), after))
+        return out
 
     def process(self, items: Sequence[tuple[Any, dict[str, Any]]]) -> list[list[Emit] | Exception]:
         deltas: dict[str, int] = {}
         observed: dict[str, list[RiskObservation]] = {}
+        changed: list[dict[str, Any]] = []
 
         def bump(name: str, by: int = 1) -> None:
             deltas[name] = deltas.get(name, 0) + by
@@ -142,6 +214,8 @@ class AuditStage(Stage):
                 got = self._observation(record)
                 if got is not None:
                     observed.setdefault(got[0], []).append(got[1])
+                if self.attack is not None:
+                    self.attack.logged(record)
                 continue
             bump("chunks")
             if record["chunk_index"] == record["chunk_count"] - 1:
@@ -152,34 +226,52 @@ class AuditStage(Stage):
                     bump(f"replaced.{entity['type']}")
             for change in record["changes"]:
                 bump(f"operators.{change['operator']}")
+            if record["changes"] and record.get("release") and self.embedder is not None and self.registry is not None:
+                changed.append(record)
+            if self.attack is not None:
+                self.attack.released(record)
         for version, observations in observed.items():
             self.risk_tables.observe(version, observations)
+        for version, observations in self._utility(changed).items():
+            self.risk_tables.observe_utility(version, observations)
         self.counters.incr(deltas)
         return [[] for _ in items]
 
     def _risk(self) -> dict[str, dict[str, Any]]:
         risk: dict[str, dict[str, Any]] = {}
         for version in self.risk_tables.versions():
+            entry: dict[str, Any] = {}
             try:
-                risk[version] = risk_of(self.risk_tables.table(version), self.population)
+                entry["all_time"] = risk_of(self.risk_tables.table(version), self.population)
+                window = self.risk_tables.window(version)
+                entry["window"] = {**risk_of(window.table, self.population), "seconds": self.risk_tables.window_s,
+                                   "start": window.start, "end": window.end}
+                entry["utility"] = utility_of(self.risk_tables.utility(version))
             except StoreUnavailable:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failed fit must not take the snapshot down
                 log.warning("audit: risk of a release version failed (%s)", type(exc).__name__)
-                risk[version] = {"error": type(exc).__name__}
+                entry["error"] = type(exc).__name__
+            risk[version] = entry
         return risk
 
     def _alerts(self, risk: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         alerts = []
-        for version, r in risk.items():
-            dr, k = r.get("dr"), r.get("k")
-            if dr is not None and dr > self.max_dr:
-                alerts.append({"kind": "dr", "release_version": version, "value": dr, "threshold": self.max_dr})
-                log.warning("audit alert: DR %.6f > %.6f (n=%d, s1=%d)", dr, self.max_dr, r["n"],
-                            r["sample_uniques_before"])
-            if k is not None and k < self.min_k:
-                alerts.append({"kind": "k", "release_version": version, "value": k, "threshold": self.min_k})
-                log.warning("audit alert: k %d < %d (n=%d)", k, self.min_k, r["n_released"])
+        for version, entry in risk.items():
+            for scope in ("all_time", "window"):
+                r = entry.get(scope)
+                if r is None:
+                    continue
+                dr, k = r.get("dr"), r.get("k")
+                if dr is not None and dr > self.max_dr:
+                    alerts.append({"kind": "dr", "scope": scope, "release_version": version, "value": dr,
+                                   "threshold": self.max_dr})
+                    log.warning("audit alert (%s): DR %.6f > %.6f (n=%d, s1=%d)", scope, dr, self.max_dr, r["n"],
+                                r["sample_uniques_before"])
+                if k is not None and k < self.min_k:
+                    alerts.append({"kind": "k", "scope": scope, "release_version": version, "value": k,
+                                   "threshold": self.min_k})
+                    log.warning("audit alert (%s): k %d < %d (n=%d)", scope, k, self.min_k, r["n_released"])
         return alerts
 
     def report(self) -> dict[str, Any]:
@@ -191,6 +283,7 @@ class AuditStage(Stage):
 
         risk = self._risk()
         self._last_risk = risk
+        self._last_attack = self.attack.result() if self.attack is not None else None
         return {
             "emitted_at": self.clock(),
             "chunks": counts.get("chunks", 0),
@@ -199,20 +292,41 @@ class AuditStage(Stage):
             "replaced_by_type": group("replaced."),
             "dead_letters_by_stage": group("dead_letters."),
             "operators": group("operators."),
+            "utility_unscored": counts.get("utility.unscored", 0),
             "risk": risk,
+            "attack": self._last_attack,
             "alerts": self._alerts(risk),
         }
 
     def metrics(self) -> dict[str, Any]:
-        """Gauges of the last snapshot, one series per release version (label ``key``)."""
-        out: dict[str, dict[str, float]] = {}
-        for name, field_ in (("risk_dr", "dr"), ("risk_s1_over_n", "s1_over_n"), ("risk_theta", "theta"),
-                             ("risk_alpha", "alpha"), ("risk_min_k", "k"), ("risk_l", "l"), ("risk_n", "n"),
-                             ("risk_sample_uniques", "sample_uniques_before"),
-                             ("risk_swapped_uniques", "swapped_uniques")):
-            values = {v: r[field_] for v, r in self._last_risk.items() if r.get(field_) is not None}
+        """Gauges of the last snapshot: risk per release version (label ``key``), all time (``risk_*``) and
+        over the window (``risk_window_*``); released classes by size (``risk_k_classes``, key
+        ``{version}|{sizes}``); DU (``risk_du``); the attacker's accuracy (``attack_*``)."""
+        out: dict[str, Any] = {}
+        for scope, prefix in (("all_time", "risk_"), ("window", "risk_window_")):
+            for name, field_ in (("dr", "dr"), ("s1_over_n", "s1_over_n"), ("theta", "theta"), ("alpha", "alpha"),
+                                 ("min_k", "k"), ("l", "l"), ("n", "n"), ("sample_uniques", "sample_uniques_before"),
+                                 ("swapped_uniques", "swapped_uniques"), ("p_hat", "p_hat")):
+                values = {v: e[scope][field_] for v, e in self._last_risk.items()
+                          if e.get(scope, {}).get(field_) is not None}
+                if values:
+                    out[prefix + name] = values
+        k_classes: dict[str, int] = {}
+        for version, entry in self._last_risk.items():
+            distribution = entry.get("all_time", {}).get("k_distribution", {})
+            for low, high, label in K_BINS:
+                k_classes[f"{version}|{label}"] = sum(c for size, c in distribution.items() if low <= int(size) <= high)
+        if k_classes:
+            out["risk_k_classes"] = k_classes
+        for name, field_ in (("risk_du", "du"), ("risk_du_changed_chunks", "changed_chunks")):
+            values = {v: e["utility"][field_] for v, e in self._last_risk.items()
+                      if e.get("utility", {}).get(field_) is not None}
             if values:
                 out[name] = values
+        if self._last_attack is not None:
+            for field_ in ("chunks", "accuracy_before", "accuracy_after", "relative_drop", "mcnemar_p"):
+                if self._last_attack.get(field_) is not None:
+                    out[f"attack_{field_}"] = self._last_attack[field_]
         return out
 
     def tick(self, now: float) -> list[Emit]:
