@@ -1,5 +1,6 @@
 """The audit stage's risk tables on a real Redis: the same snapshot as in memory, redeliveries
-(also from a second audit worker) counted once, tables survive a restart of the service."""
+(also from a second audit worker) counted once, tables (all time, sliding window, DU sums) survive a restart
+of the service."""
 from __future__ import annotations
 
 
@@ -63,6 +64,57 @@ def test_redis_tables_match_memory_and_count_redeliveries_once(redis_url, tenant
     assert worker.report()["risk"] == expected
     restarted = _stage(RedisRiskTables(redis.Redis.from_url(redis_url), tenant))
     feed(restarted, RECORDS)                                                  # redelivered after a restart
-    assert restarted.report()["risk"] == expected and expected[VERSION]["n"] == 9
+    assert restarted.report()["risk"] == expected and expected[VERSION]["all_time"]["n"] == 9
     assert client.ttl(f"anonstream:{tenant}:audit:risk:{VERSION}:seen:A#0") > 0
     client.close()
+
+
+def _timed(records: list[dict], times: list[float]) -> list[dict]:
+    return [{**r, "released_at": t} for r, t in zip(records, times)]
+
+
+# 30 s window in 10 s buckets; the last record (t = 95) leaves buckets 7, 8, 9 live
+TIMES = [5.0, 15.0, 25.0, 35.0, 45.0, 72.0, 81.0, 88.0, 95.0]
+
+
+def _windowed(tables) -> AuditStage:
+    return AuditStage(InMemoryCounters(), tables, clock=lambda: 1.0, release_version=VERSION, swapped=("ORG",))
+
+
+def test_redis_window_matches_memory_survives_a_restart_and_prunes_old_buckets(redis_url, tenant):
+    records = _timed(RECORDS, TIMES)
+    memory = _windowed(InMemoryRiskTables(window_s=30, bucket_s=10))
+    feed(memory, records)
+    expected = memory.report()["risk"]
+    assert expected[VERSION]["window"]["n"] == 4 and expected[VERSION]["all_time"]["n"] == 9
+
+    client = redis.Redis.from_url(redis_url)
+    worker = _windowed(RedisRiskTables(client, tenant, window_s=30, bucket_s=10))
+    feed(worker, records[:5])
+    feed(worker, records[5:] + records[:3])                                # redeliveries across the window move
+    assert worker.report()["risk"] == expected
+    restarted = _windowed(RedisRiskTables(redis.Redis.from_url(redis_url), tenant, window_s=30, bucket_s=10))
+    assert restarted.report()["risk"] == expected                          # a new store object, same keys
+    feed(restarted, records)
+    assert restarted.report()["risk"] == expected
+    buckets = sorted(int(b) for b in client.zrange(f"anonstream:{tenant}:audit:risk:{VERSION}:w:buckets", 0, -1))
+    assert buckets == [7, 8, 9]
+    assert not list(client.scan_iter(f"anonstream:{tenant}:audit:risk:{VERSION}:w:0:*"))
+    client.close()
+
+
+def test_redis_utility_sums_match_memory_and_count_once(redis_url, tenant):
+    from anonstream.stores.risk import UtilityObservation
+
+    obs = [UtilityObservation("A|0", 1, 12.5, 10.25), UtilityObservation("B|0", 1, 7.0, 6.5),
+           UtilityObservation("C|0", 2, 3.0, 3.5)]
+    memory = InMemoryRiskTables()
+    memory.observe_utility(VERSION, obs)
+    tables = RedisRiskTables(redis.Redis.from_url(redis_url), tenant)
+    assert tables.observe_utility(VERSION, obs[:2]) == 2
+    assert tables.observe_utility(VERSION, obs) == 1                       # A, B redelivered
+    restarted = RedisRiskTables(redis.Redis.from_url(redis_url), tenant)
+    assert restarted.utility(VERSION) == memory.utility(VERSION)
+    assert restarted.versions() == [VERSION]
+    du = _windowed(restarted).report()["risk"][VERSION]["utility"]
+    assert du["changed_chunks"] == 3 and du["du"] == pytest.approx((10.25 + 6.5 + 3.5) / (12.5 + 7.0 + 3.0))
