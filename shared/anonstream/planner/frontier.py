@@ -13,8 +13,9 @@ Choice rules:
   least the same DU and, at equal DU, a lower DR).
 * linear trade-off DR = c + a·DU (eq. 2.8, a > 0): the frontier point tangent to that line, i.e. the
   point on the lowest line of slope a that touches the candidates: argmin (DR - a·DU) (= the offset c of
-  the line through it). Ties go to the lower DR, then the earlier candidate. Never dominated either: a
-  dominating candidate has a strictly smaller DR - a·DU.
+  the line through it). Ties (offsets equal up to 1e-12 relative) go to the lower DR, then the higher DU,
+  then the earlier candidate. Never dominated either: a dominating candidate has a smaller DR - a·DU, so
+  it is among the ties or better, and wins the tie-break.
 """
 from __future__ import annotations
 
@@ -76,8 +77,12 @@ def choose_tradeoff(points: Sequence[Point], slope: float) -> Choice:
     usable = [i for i, p in enumerate(points) if placed(p)]
     if not usable:
         return Choice(None, "tradeoff", float(slope), "no candidate has both DR and DU defined")
-    best = min(usable, key=lambda i: (points[i][0] - slope * points[i][1], points[i][0], i))
-    c = points[best][0] - slope * points[best][1]
+    offsets = {i: points[i][0] - slope * points[i][1] for i in usable}
+    lowest = min(offsets.values())
+    tol = 1e-12 * max(1.0, abs(lowest))  # offsets equal but for rounding are ties
+    ties = [i for i in usable if offsets[i] <= lowest + tol]
+    best = min(ties, key=lambda i: (points[i][0], -points[i][1], i))
+    c = offsets[best]
     return Choice(best, "tradeoff", float(slope),
                   f"tangent to DR = c + a*DU with a = {slope:g}, c = {c:.6g} (eq. 2.8)")
 
