@@ -4,6 +4,7 @@
 #   deploy/services.sh down     stop the stage processes (by recorded PID), then the infrastructure
 #   deploy/services.sh status
 # Logs: .run/services/<stage>.log. Produce documents to <prefix>.documents.v1; read <prefix>.sanitized.v1.
+# The audit service's Prometheus gauges (risk, DU, attack accuracy): http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/metrics
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -26,10 +27,13 @@ up() {
     if [ -f "$RUN/$stage.pid" ] && kill -0 "$(cat "$RUN/$stage.pid")" 2>/dev/null; then
       echo "$stage already running (pid $(cat "$RUN/$stage.pid"))"; continue
     fi
-    nohup "$BIN/anonstream" service "$stage" >"$RUN/$stage.log" 2>&1 </dev/null &
+    port=0
+    [ "$stage" = audit ] && port="${ANONSTREAM_AUDIT_METRICS_PORT:-9464}"
+    ANONSTREAM_METRICS_PORT="$port" nohup "$BIN/anonstream" service "$stage" >"$RUN/$stage.log" 2>&1 </dev/null &
     echo $! > "$RUN/$stage.pid"
     echo "$stage started (pid $!, log $RUN/$stage.log)"
   done
+  echo "audit gauges on http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/metrics"
   echo "produce to ${ANONSTREAM_TOPIC_PREFIX:-anonstream}.documents.v1 at $ANONSTREAM_BOOTSTRAP; sanitized documents on ${ANONSTREAM_TOPIC_PREFIX:-anonstream}.sanitized.v1"
 }
 

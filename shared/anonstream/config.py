@@ -32,6 +32,7 @@
 | ANONSTREAM_LOG_LEVEL | INFO | log level |
 | ANONSTREAM_AUDIT_MAX_DR | 1.0 | the audit snapshot alerts when a release's DR (paper 000 eq. 2.16) exceeds this (1.0: never) |
 | ANONSTREAM_AUDIT_MIN_K | 1 | ... or when the released tuples' k-anonymity falls below this (1: never) |
+| ANONSTREAM_AUDIT_SNAPSHOT_S | 10 | the audit writes a snapshot to the audit topic (and refreshes its gauges) this often |
 | ANONSTREAM_AUDIT_WINDOW_SECONDS | 3600 | the audit's sliding-window risk tables cover this much event time (stores/risk.py) |
 | ANONSTREAM_AUDIT_WINDOW_BUCKET_SECONDS | 60 | ... in buckets of this many seconds |
 | ANONSTREAM_AUDIT_UTILITY | 1 | the audit re-embeds changed chunks for DU (paper 000 eq. 2.19); 0: off |
@@ -87,6 +88,7 @@ class Settings:
     # alert thresholds of the audit stage's risk snapshot (stages/audit.py)
     audit_max_dr: float = field(default_factory=lambda: float(_env("AUDIT_MAX_DR", "1.0")))
     audit_min_k: int = field(default_factory=lambda: int(_env("AUDIT_MIN_K", "1")))
+    audit_snapshot_s: float = field(default_factory=lambda: float(_env("AUDIT_SNAPSHOT_S", "10")))
     audit_window_s: float = field(default_factory=lambda: float(_env("AUDIT_WINDOW_SECONDS", "3600")))
     audit_bucket_s: float = field(default_factory=lambda: float(_env("AUDIT_WINDOW_BUCKET_SECONDS", "60")))
     audit_utility: bool = field(default_factory=lambda: _env("AUDIT_UTILITY", "1") not in ("0", "false", "no"))

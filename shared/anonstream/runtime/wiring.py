@@ -99,7 +99,8 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
 
             attack = AttackMonitor.from_corpus(settings.audit_attack_train, settings.audit_attack_label,
                                                settings.audit_attack_kind)
-        return AuditStage(stores.counters, stores.risk_tables, release_version=release.version,
+        return AuditStage(stores.counters, stores.risk_tables, snapshot_every_s=settings.audit_snapshot_s,
+                          release_version=release.version,
                           swapped=release.swapped, population=release.superpopulation_size,
                           max_dr=settings.audit_max_dr, min_k=settings.audit_min_k,
                           embedder=embedder, registry=stores.registry, attack=attack)
