@@ -133,7 +133,7 @@ def test_du_is_the_ratio_of_component_log_densities_after_and_before():
     u = snap["risk"][VERSION]["utility"]
     assert u["changed_chunks"] == 2
     assert u["loglik_before"] == pytest.approx(before, rel=1e-5) and u["loglik_after"] == pytest.approx(after_sum, rel=1e-5)
-    assert u["du"] == pytest.approx(after_sum / before, rel=1e-5) and u["du"] < 1.0     # moved away from mu_l
+    assert u["du"] == pytest.approx(after_sum / before, rel=1e-5) and u["du"] < 1.0 and u["regime"] == "ratio"
     assert u["by_mixture_version"][str(mv)]["du"] == u["du"]
     feed(audit, topics.CHUNKS_SANITIZED, records)                                     # redelivered: counted once
     assert audit.report()["risk"][VERSION]["utility"] == u
@@ -208,3 +208,13 @@ def test_gauges_for_window_du_k_classes_and_attack_in_the_exposition():
     assert value("anonstream_audit_risk_k_classes", f"{VERSION}|2") == 1
     assert any(x.startswith("anonstream_audit_attack_accuracy_before{") for x in text.splitlines())
     assert all(math.isfinite(float(x.rsplit(" ", 1)[1])) for x in text.splitlines() if not x.startswith("#"))
+
+
+def test_du_of_negative_sums_keeps_its_meaning_and_no_change_is_null():
+    from anonstream.stages.audit import utility_of
+    from anonstream.stores.risk import UtilitySums
+
+    u = utility_of({1: UtilitySums(1, -2.0, -3.0), 2: UtilitySums(1, 4.0, 2.0)})
+    assert u["du"] == pytest.approx((-3.0 + 2.0) / (-2.0 + 4.0)) and u["regime"] == "ratio" and u["changed_chunks"] == 2
+    assert u["by_mixture_version"]["1"]["du"] == pytest.approx(0.5) and u["by_mixture_version"]["1"]["regime"] == "abs"
+    assert utility_of({})["du"] is None

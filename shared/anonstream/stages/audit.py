@@ -34,6 +34,7 @@ import numpy as np
 from .. import topics
 from ..risk import pitman
 from ..risk.kanon import KAnonymity, LDiversity
+from ..risk.utility import du_from_sums
 from ..stores.base import Counters, ModelRegistry, StoreUnavailable
 from ..stores.risk import InMemoryRiskTables, RiskObservation, RiskTables, UtilityObservation, UtilitySums
 from .audit_attack import AttackMonitor
@@ -105,19 +106,18 @@ def risk_of(table, population: float = DEFAULT_POPULATION) -> dict[str, Any]:
 
 
 def utility_of(sums: dict[int, UtilitySums]) -> dict[str, Any]:
-    """DU (eq. 2.19) from the running sums, over all mixture versions and per version; null when undefined."""
-    def du(before: float, after: float) -> float | None:
-        return _finite(after / before) if before != 0 else None
+    """DU (eq. 2.19) from the running sums, over all mixture versions and per version, by
+    ``risk.utility.du_from_sums`` (the planner's: L_after / L_before when L_before > 0, the sign-safe form
+    otherwise, ``regime`` says which); null when no chunk changed."""
+    def entry(s: UtilitySums) -> dict[str, Any]:
+        du, regime = du_from_sums(s.after, s.before, s.chunks)
+        return {"changed_chunks": s.chunks, "loglik_before": _finite(s.before), "loglik_after": _finite(s.after),
+                "du": _finite(du), "regime": regime}
 
     total = UtilitySums()
-    by_version = {}
-    for mv, s in sorted(sums.items()):
+    for s in sums.values():
         total.chunks, total.before, total.after = total.chunks + s.chunks, total.before + s.before, total.after + s.after
-        by_version[str(mv)] = {"changed_chunks": s.chunks, "loglik_before": _finite(s.before),
-                               "loglik_after": _finite(s.after), "du": du(s.before, s.after)}
-    return {"changed_chunks": total.chunks, "loglik_before": _finite(total.before),
-            "loglik_after": _finite(total.after), "du": du(total.before, total.after),
-            "by_mixture_version": by_version}
+    return {**entry(total), "by_mixture_version": {str(mv): entry(s) for mv, s in sorted(sums.items())}}
 
 
 def log_component_density_before(cluster: dict[str, Any], pi: np.ndarray) -> float:
