@@ -10,6 +10,7 @@
 | ANONSTREAM_CHUNK_MAX_CHARS | 1200 | a chunk closes before it would exceed this many characters |
 | ANONSTREAM_CHUNK_MAX_SENTENCES | 8 | ... or this many sentences |
 | ANONSTREAM_SPACY_MODEL | (resolved) | spaCy pipeline name or path for the pii stage |
+| ANONSTREAM_PII_CONFIG | (built-in defaults) | PII config (YAML/JSON: recognizers, policy options) of the pii stage |
 | ANONSTREAM_EMBED_MODEL | all-MiniLM-L6-v2 | sentence-transformers model name or path |
 | ANONSTREAM_EMBED_BATCH | 16 | model batch size (texts per forward pass) |
 | ANONSTREAM_EMBED_WINDOW | 128 | records per embed call; the encoder sorts a window by length before cutting model batches, which saves padding |
@@ -60,6 +61,7 @@ class Settings:
     chunk_max_chars: int = field(default_factory=lambda: int(_env("CHUNK_MAX_CHARS", "1200")))
     chunk_max_sentences: int = field(default_factory=lambda: int(_env("CHUNK_MAX_SENTENCES", "8")))
     spacy_model: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_SPACY_MODEL"))
+    pii_config: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_PII_CONFIG"))
     embed_model: str = field(default_factory=lambda: _env("EMBED_MODEL", "all-MiniLM-L6-v2"))
     embed_batch: int = field(default_factory=lambda: int(_env("EMBED_BATCH", "16")))
     embed_window: int = field(default_factory=lambda: int(_env("EMBED_WINDOW", "128")))

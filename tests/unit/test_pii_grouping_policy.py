@@ -68,7 +68,8 @@ def test_rule_policy_types():
     assert p.classify(_entity(ents, "ORG", "Court of Cassation"), ents) == "NO_MASK"  # generic institution
     assert p.classify(_entity(ents, "ORG", "Polish Government"), ents) == "NO_MASK"  # background state
     assert p.classify(_entity(ents, "DEM", "Polish", "NORP"), ents) == "NO_MASK"
-    assert p.classify(_entity(ents, "DEM", "American", "NORP"), ents) == "QUASI"
+    assert p.classify(_entity(ents, "DEM", "American", "NORP"), ents) == "NO_MASK"  # any country (country_no_mask)
+    assert RulePolicy(country_no_mask=False).classify(_entity(ents, "DEM", "American", "NORP"), ents) == "QUASI"
     assert p.classify(_entity(ents, "ORG", "Bydgoszcz District Court"), ents) == "QUASI"
     assert p.classify(_entity(ents, "MISC", "Article 6 of the Convention", "LAW"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "DATETIME", "the same day", "DATE"), ents) == "NO_MASK"
@@ -175,3 +176,21 @@ def test_known_places_include_large_cities_that_are_not_given_names():
     assert is_known_place("Gdańsk") and is_known_place("Izmir") and is_known_place("Poland")
     assert not is_known_place("Florence")  # a city, and a given name: the NER's PERSON stands
     assert not is_known_place("Kowalski") and not is_known_place("New Gdańsk")
+
+
+def test_country_place_and_initials_rules():
+    ents = DocumentEntities("d")
+    p = RulePolicy()
+    assert p.classify(_entity(ents, "LOC", "Germany", "GPE"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "ORG", "Republic of Cyprus"), ents) == "NO_MASK"
+    # off by default: only TAB's first annotator backs them
+    assert p.classify(_entity(ents, "LOC", "Istanbul", "GPE"), ents) == "QUASI"
+    assert p.classify(_entity(ents, "PERSON", "Z. L."), ents) == "QUASI"
+    tab_first = RulePolicy(large_place_no_mask=True, initials_no_mask=True)
+    assert tab_first.classify(_entity(ents, "LOC", "Istanbul", "GPE"), ents) == "NO_MASK"
+    assert tab_first.classify(_entity(ents, "LOC", "Warsaw, Poland", "GPE"), ents) == "NO_MASK"
+    assert tab_first.classify(_entity(ents, "LOC", "Bytów", "GPE"), ents) == "QUASI"  # small town
+    assert tab_first.classify(_entity(ents, "LOC", "Istanbul, Bytów", "GPE"), ents) == "QUASI"  # not a country
+    assert tab_first.classify(_entity(ents, "PERSON", "Z. L."), ents) == "NO_MASK"
+    assert tab_first.classify(_entity(ents, "PERSON", "Mr M."), ents) == "NO_MASK"
+    assert tab_first.classify(_entity(ents, "PERSON", "Mr T. Bąk"), ents) == "QUASI"

@@ -237,6 +237,7 @@ class ReleaseScores:
     seed: int = 0
     tagger: str = ""
     examples: list[dict[str, str]] = field(default_factory=list)
+    kind_disagreements: list[dict[str, str]] = field(default_factory=list)  # sampled, like ``examples``
 
     def _share(self, ident: str) -> float:
         c = self.survival.get(ident)
@@ -272,6 +273,7 @@ class ReleaseScores:
                      "skipped": dict(sorted(self.kind_skipped.items())),
                      "label_pairs": dict(sorted(self.kind_pairs.items(), key=lambda kv: (-kv[1], kv[0])))},
             "examples": self.examples,
+            "kind_disagreements": self.kind_disagreements,
         }
 
     def to_markdown(self) -> str:
@@ -338,6 +340,12 @@ class ReleaseScores:
                     "| doc | type | original | sanitized |", "| --- | --- | --- | --- |"]
             for ex in self.examples:
                 out.append(f"| {ex['doc_id']} | {ex['entity_type']} | {_md(ex['original'])} | {_md(ex['sanitized'])} |")
+        if self.kind_disagreements:
+            out += ["", "Replacements whose label the tagger reads differently (random sample):", "",
+                    "| doc | type | labels | original | sanitized |", "| --- | --- | --- | --- | --- |"]
+            for ex in self.kind_disagreements:
+                out.append(f"| {ex['doc_id']} | {ex['entity_type']} | {ex['labels']} | {_md(ex['original'])} "
+                           f"| {_md(ex['sanitized'])} |")
         return "\n".join(out)
 
 
@@ -552,7 +560,8 @@ def evaluate_release(
                 pool.setdefault(label, set()).add(dm.mention.span_text)
         pools = {label: sorted(texts) for label, texts in pool.items()}
         rng = random.Random(seed)
-        judged: list[tuple[str, str]] = []  # (old label, new label)
+        judged: list[tuple[str, str, bool]] = []  # (old label, new label, consistent)
+        disagreeing: list[tuple[_Mention, LineDiff, tuple[int, int], str]] = []
         baseline: list[tuple[str, str, int, int]] = []  # (old label, line, start, end)
         for dm, diff, (ns, ne) in candidates:
             old_label = best_label(cached[diff.old], dm.start, dm.end)
@@ -562,6 +571,8 @@ def evaluate_release(
             new_label = best_label(cached[diff.new], ns, ne) or NO_ENTITY
             consistent = old_label in CONSISTENT_LABELS.get(dm.mention.entity_type, set())
             judged.append((old_label, new_label, consistent))
+            if old_label != new_label:
+                disagreeing.append((dm, diff, (ns, ne), f"{old_label}->{new_label}"))
             choices = [t for t in pools.get(old_label, []) if t != dm.mention.span_text]
             if not choices:
                 skip("baseline_no_other_value")
@@ -584,6 +595,13 @@ def evaluate_release(
             for c in counts + ([scores.kind_consistent] if consistent else []):
                 c.baseline_judged += 1
                 c.baseline_agree += agree
+        if examples > 0 and disagreeing:
+            rng = random.Random(seed)
+            for dm, diff, (ns, ne), labels in rng.sample(disagreeing, min(examples, len(disagreeing))):
+                scores.kind_disagreements.append({
+                    "doc_id": dm.doc_id, "entity_type": dm.mention.entity_type, "labels": labels,
+                    "original": _context(diff.old, dm.start, dm.end, example_context),
+                    "sanitized": _context(diff.new, ns, ne, example_context)})
     scores.kind_skipped = skipped
 
     # ---- examples -----------------------------------------------------------------------------

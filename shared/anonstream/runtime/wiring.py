@@ -54,7 +54,10 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
     if name == "pii":
         from ..stages.pii import PiiStage
 
-        engine = PiiEngine.from_config(PiiConfig(spacy_model=settings.spacy_model))
+        config = PiiConfig.load(settings.pii_config) if settings.pii_config else PiiConfig()
+        if settings.spacy_model:
+            config.spacy_model = settings.spacy_model
+        engine = PiiEngine.from_config(config)
         return PiiStage(engine, stores.pseudonyms, stores.document_states, settings.tenant)
     if name == "embed":
         from ..embedding import Embedder
