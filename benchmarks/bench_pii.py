@@ -182,6 +182,10 @@ def main(argv=None) -> int:
         for n in (300_000, 500_000, 1_000_000)] + [
         Ours(PiiConfig(policy={"kind": "rules", "generic_occupation_no_mask": True}),
              label="anonstream (generic_occupation_no_mask; quality only)"),
+        Ours(PiiConfig(policy={"kind": "rules", "country_no_mask": False}),
+             label="anonstream (country_no_mask off, the rule before issue 9; quality only)"),
+        Ours(PiiConfig.load(str(ROOT / "deploy" / "pii.tab-first-annotator.yaml")),
+             label="anonstream (PII profile tab-first-annotator: large places, initials; quality only)"),
         Ours(PiiConfig(policy={"kind": "learned"}),
              label="anonstream (learned policy, shipped model trained on TAB docs 0–49; quality only)"),
         LearnedCrossValidated(ours)]

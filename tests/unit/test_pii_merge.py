@@ -104,6 +104,17 @@ def test_city_country_is_one_place_but_a_list_of_countries_is_not():
         "Gdańsk, Poland", "Denmark", "Switzerland", "Sweden"]
 
 
+def test_an_administrative_division_of_a_place_is_one_span():
+    text = "The Canton of Geneva appealed to the Canton of Geneva Court of Cassation; Canton, Ohio, is a city."
+    first = _det(text, "Canton", "LOC")
+    second_start = text.index("Canton", first.end)
+    second = Detection(second_start, second_start + 6, "LOC", 0.8, "spacy_ner", "ner:GPE", [], "GPE")
+    court = _det(text, "Geneva Court of Cassation", "ORG")
+    got = [(_surface(text, d), d.type) for d in combine_adjacent(text, [first, _det(text, "Geneva", "LOC"), second,
+                                                                         court])]
+    assert got[:2] == [("Canton of Geneva", "LOC"), ("Canton of Geneva Court of Cassation", "ORG")]
+
+
 def test_a_place_and_prison_are_one_org():
     text = "He was detained in Kandıra prison and later in the Edirne F-type prison."
     assert _surface(text, extend_to_head_noun(text, _det(text, "Kandıra", "LOC"), len(text))) == "Kandıra prison"

@@ -154,6 +154,8 @@ def test_the_indefinite_article_follows_the_new_value():
     ("sued Siemens", 5, "the company", "the company"),
     ("Siemens grew.", 0, "the company", "The company"),
     ("It grew. Several", 9, "several co-accused", "Several co-accused"),
+    ("approx. 2,500 euros", 8, "between 2,000 and 5,000 euros", "between 2,000 and 5,000 euros"),  # abbreviation
+    ("Series A no. 44", 13, "the matter", "the matter"),
 ])
 def test_a_generalized_phrase_fits_its_left_edge(text, start, value, expected):
     from anonstream.swap.rewrite import _fit

@@ -99,6 +99,11 @@ def refine(text: str, dets: list[Detection]) -> list[Detection]:
 
 
 _COUNTRY_TAIL = re.compile(r"^,\s*$")
+# an administrative division named by its place: "Canton" + " of " + "Geneva" is the Canton of Geneva, not the
+# city of Canton (Guangzhou) and Geneva
+_DIVISION_WORDS = frozenset("canton province county region district voivodeship department oblast commune "
+                            "municipality prefecture governorate".split())
+_OF_GAP = re.compile(r"^ of (?:the )?$")
 
 
 # Lower-case head nouns that make a name into the name of a group or an event ("Sheraton hotel", "Sima clan",
@@ -143,7 +148,7 @@ def extend_to_head_noun(text: str, d: Detection, limit: int) -> Detection:
 
 
 def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
-    """After overlap resolution: "City, Country" → one LOC (an address-like place; not when the first place is
+    """After overlap resolution: "Canton" + "of Geneva" → one LOC ("Canton of Geneva Court" → one ORG); "City, Country" → one LOC (an address-like place; not when the first place is
     itself a country: "Denmark, Switzerland" is a list); a place or name right before an ORG ("Batman" +
     "Assize Court") → one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
     one ORG or MISC (``extend_to_head_noun``)."""
@@ -157,6 +162,10 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
             if prev.type == "LOC" and d.type == "LOC" and _COUNTRY_TAIL.match(gap) \
                     and country_of(text[prev.start:prev.end]) is None:  # "Denmark, Switzerland" is a list
                 out[-1] = replace(prev, end=d.end, rule=prev.rule + "+loc", score=max(prev.score, d.score))
+                continue
+            if prev.type == "LOC" and d.type in ("LOC", "ORG") and _OF_GAP.match(gap) \
+                    and text[prev.start:prev.end].lower() in _DIVISION_WORDS:
+                out[-1] = replace(d, start=prev.start, rule=d.rule + "+division")
                 continue
             if prev.type in ("LOC", "PERSON") and d.type == "ORG" and gap == " " and text[d.start].isupper():
                 out[-1] = replace(d, start=prev.start, rule=d.rule + "+prefix")

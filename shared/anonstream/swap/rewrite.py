@@ -170,9 +170,18 @@ def _render(text: str, site: Site, values: list[str]) -> tuple[str, list[tuple[i
     return "".join(out), spans
 
 
+# a full stop that ends an abbreviation, not a sentence ("approx. 2,500 euros", "no. 44", "para. 3")
+_ABBREVIATION_END = re.compile(r"(?:\b(?:approx|appr|ca|cf|e\.g|i\.e|incl|no|nos|para|paras|art|vol|pp?|op|"
+                               r"seq|etc|vs|v|viz|resp|Mr|Mrs|Ms|Dr|St)|\b[A-Z])\.$", re.IGNORECASE)
+
+
 def _sentence_start(text: str, start: int) -> bool:
     before = text[:start].rstrip(" \t\"'“‘(")
-    return not before or before[-1] in ".!?:\n"
+    if not before:
+        return True
+    if before[-1] == "." and _ABBREVIATION_END.search(before[-8:]):
+        return False
+    return before[-1] in ".!?:\n"
 
 
 def _fit(text: str, start: int, new_value: str, first: bool = True) -> str:
