@@ -315,3 +315,27 @@ def test_after_a_refit_chunks_still_pair_with_those_waiting_in_the_old_version()
     other = make_chunk("d3", 0, A.replace("Siemens", "Bosch"), model_version=2, component=3)
     other.cluster["previous"] = {"model_version": 1, "component": 5}  # another old cluster: no partner there
     assert len(p2.offer(other)) == 0
+
+
+def test_a_value_the_partner_shares_is_not_remembered_as_its_replacement():
+    """doc0's "Danish" meets a partner that also says "Danish": it stays, but that is no replacement, so the
+    document's later rare chunk "Danish." must still leave changed (found by the streaming property test)."""
+    import random
+
+    from anonstream.swap import InMemoryPoolStore, InMemoryTupleCounts, Release, SwapProcessor
+    from anonstream.swap.testing import make_chunk
+
+    chunks = [make_chunk("doc0", 1, "{DEM/NORP:Danish}.", component=1, chunk_count=2),
+              make_chunk("doc1", 0, "{DATETIME/DATE:31 August 2006} {DEM/NORP:Danish}.", component=0, chunk_count=1),
+              make_chunk("doc0", 0, "{DEM/NORP:Danish} {DEM/NORP:French}.", component=0, chunk_count=2)]
+    obj = Release.default().to_dict()
+    obj["pool"]["max_size"] = 1
+    p = SwapProcessor(Release.from_dict(obj), InMemoryPoolStore(), InMemoryTupleCounts(), random.Random(0),
+                      clock=lambda: 0.0)
+    log = []
+    for chunk in chunks:
+        log += p.offer(chunk).log
+    log += p.drain().log
+    by_key = {r["chunk_key"]: r for r in log}
+    assert by_key[chunks[0].key]["rare"]
+    assert by_key[chunks[0].key]["action"] != "untouched"

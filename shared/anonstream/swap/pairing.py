@@ -189,8 +189,11 @@ class Releaser:
                         plan.operator = fixed_ops[next(iter(refs_here))][0]
                     plans.append(plan)
                 mapping, _, _ = rewrite.swap_assignment(sites, swap[slot], fixed)
+                # a value the partner happens to share is not a replacement: remembering it would let the
+                # document's later mentions leave unchanged (a rare chunk untouched)
+                own = {m.ref: norm_key(m.value) for site in sites for m in site.mentions}
                 assigned.update({r: _pack(rewrite.OP_SWAP, v) for r, v in mapping.items()
-                                 if v is not None and r not in fixed})
+                                 if v is not None and r not in fixed and norm_key(v) != own.get(r)})
             elif status == "S" and (fallback or fixed):
                 fn = self.fallback_fn(category, fallback or "generalize", slot)
                 for site in sites:
