@@ -21,6 +21,10 @@ from anonstream.pii.merge import split_at_line_breaks
     ("ORG", None, "BG Bank A/S", "", "company"),  # the legal form says company
     ("ORG", None, "Kars State Hospital", "", "hospital"),
     ("ORG", None, "Siemens", "", "organization"),
+    ("ORG", None, "Canton of Geneva Assize Court", "", "court"),  # the head before "of" is no kind, the last word is
+    ("ORG", None, "PKK", "", "acronym"),  # an acronym swaps with acronyms, not into a full name's place
+    ("ORG", None, "DHKP-C", "", "acronym"),
+    ("ORG", None, "Indictment Division", "", "organization"),
     ("LOC", "GPE", "Turkey", "", "country"),
     ("LOC", "GPE", "the Netherlands", "", "country"),
     ("LOC", "GPE", "Łódź", "", "city"),

@@ -10,6 +10,7 @@ there. The kind is decided here, from what the detector already knows, and recor
 | ORG      | the head noun of the name (before "of", legal forms dropped) in ``ORG_HEAD_KINDS``: court,        |
 |          | prosecutor, prison, police, ministry, authority, party, association, company, bank, school,       |
 |          | hospital, media, military, church; a corporate legal form ("A/S", "Ltd", "Inc.") → company;       |
+|          | else the name's last word ("Canton of Geneva Assize Court"); an acronym ("PKK") → ``acronym``;    |
 |          | otherwise ``organization``                                                                        |
 | LOC      | GeoNames: a country → ``country``, a US state or a region word ("province", "region") →          |
 |          | ``region``, a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
@@ -59,6 +60,7 @@ _LEGAL_FORM = re.compile(
     r"(?:^|\s|,)(?:A/S|AS|ApS|Ltd\.?|Limited|Inc\.?|plc|PLC|GmbH|AG|SA|S\.A\.|SpA|S\.p\.A\.|BV|B\.V\.|NV|N\.V\.|"
     r"AB|Oy|Oyj|LLC|LLP|Co\.|A\.Ş\.|AŞ|Ltd\.\s?Şti\.|d\.o\.o\.|s\.r\.o\.|a\.s\.|JSC|PJSC|OOO|ZAO|OAO)$")
 _LEADING_THE = re.compile(r"^the\s+", re.I)
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9&.-]*[A-Z0-9.]")
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ɏ][\w'’-]*")
 
 _REGION_WORDS = frozenset("province region district county state oblast canton voivodeship department "
@@ -126,6 +128,11 @@ def org_kind(surface: str) -> str:
             kind = ORG_HEAD_KINDS.get(w.lower())
             if kind:
                 break
+    if kind is None:  # the head before "of" names no kind: the name's own last word may ("Canton of Geneva Court")
+        last_words = _WORD.findall(re.sub(r"\s*\(.*$", "", surface))
+        kind = ORG_HEAD_KINDS.get(last_words[-1].lower()) if last_words else None
+    if kind is None and _ACRONYM.fullmatch(surface.strip()):
+        return "acronym"  # "PKK", "DHKP-C": an unexpanded acronym stands in for no full name ("the CH of ...")
     return kind or "organization"
 
 
