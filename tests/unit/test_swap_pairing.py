@@ -339,3 +339,26 @@ def test_a_value_the_partner_shares_is_not_remembered_as_its_replacement():
     by_key = {r["chunk_key"]: r for r in log}
     assert by_key[chunks[0].key]["rare"]
     assert by_key[chunks[0].key]["action"] != "untouched"
+
+
+def test_protect_none_leaves_an_unpaired_rare_chunk_as_it_came():
+    """``protect: none`` is paper 000 as written: no rare-first protection, so at swap rate 0 a rare chunk that
+    finds no partner keeps its values (``protect: rare`` generalizes them)."""
+    import random
+
+    from anonstream.swap import InMemoryPoolStore, InMemoryTupleCounts, Release, SwapProcessor
+    from anonstream.swap.testing import make_chunk
+
+    def run(protect):
+        obj = Release.default().to_dict()
+        obj["protect"], obj["swap_rate"] = protect, 0.0
+        p = SwapProcessor(Release.from_dict(obj), InMemoryPoolStore(), InMemoryTupleCounts(), random.Random(0),
+                          clock=lambda: 0.0)
+        out = p.offer(make_chunk("doc0", 0, "He joined {ORG#court:Słupsk Regional Court}."))
+        out.extend(p.drain())
+        return out.chunks[0].text, out.log[0]
+
+    text, record = run("none")
+    assert text == "He joined Słupsk Regional Court." and record["rare"] and record["action"] == "untouched"
+    text, record = run("rare")
+    assert "Słupsk" not in text and record["action"] != "untouched"

@@ -283,7 +283,7 @@ class SwapProcessor:
         j_digest = an.digest(J)
         seen = self.counts.observe(release.counts_scope, chunk.key, j_digest, release.pool.ttl_seconds)
         rare = seen < release.rare_k
-        wants = rare or self.rng.random() < release.swap_rate
+        wants = (rare and release.protect != "none") or self.rng.random() < release.swap_rate
         entry = make_entry(chunk, an, self.releaser, J, rare, "rare" if rare else "selected", float(self.clock()),
                            int(seen))
         offer = _Offer(chunk, an, entry, wants)
@@ -391,8 +391,10 @@ class SwapProcessor:
         return out
 
     def _protection(self, entry: PoolEntry) -> str | None:
-        """The fallback a chunk's unpaired values get: every chunk's with ``protect: all``, rare ones' else."""
-        return self.release.fallback if entry.rare or self.release.protect == "all" else None
+        """The fallback a chunk's unpaired values get: every chunk's with ``protect: all``, rare ones' with
+        ``protect: rare``, none with ``protect: none``."""
+        protect = self.release.protect
+        return self.release.fallback if protect == "all" or (entry.rare and protect == "rare") else None
 
     def _release_waiting(self, pool: str, entry: PoolEntry, reason: str) -> SwapOutput:
         """Claim one waiting chunk and release it alone (fallback if rare)."""

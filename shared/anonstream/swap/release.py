@@ -17,7 +17,9 @@ Two choices the paper does not have, because it has no masking decision (paper 0
 stay as written; ``all``: every detected entity, as in the paper. ``protect`` — ``all`` (default): every
 chunk with masked values leaves changed (swapped, or the fallback when no partner of its kind comes in
 time); ``rare``: only chunks whose tuple is rare get the fallback, the others may leave as they are
-(the paper's behaviour, with the stream's rare-first protection).
+(the paper's behaviour, with the stream's rare-first protection); ``none``: the paper as written, a chunk is
+offered for swapping with probability ``swap_rate`` whether rare or not, and what finds no partner stays (so DR,
+eq. 2.16, moves with r: the release planner's candidates).
 
 Category mapping (detector output → release category). The OntoNotes label (``EntitySpan.subtype``,
 kept by the pii stage's spaCy recognizer, see ``pii/ner.py``) decides when it is known; otherwise the
