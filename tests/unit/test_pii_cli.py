@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
+import pytest
+
 from anonstream.pii.cli import add_commands, main
 
 
@@ -43,3 +45,27 @@ def test_eval_pii_json(tmp_path, capsys):
     scores = json.loads(capsys.readouterr().out)
     assert scores["recall_direct_entities"] == 1.0
     assert 0.0 < scores["token_precision"] < 1.0  # 1960 and Ankara are masked too, not in this gold
+
+
+def test_eval_pii_default_weighting_without_wordfreq(tmp_path, capsys, monkeypatch):
+    """The README's `eval-pii --tab FILE` works after plain set-up (no bench extra): no weighted precision,
+    a note on stderr; asking for unigram_ic explicitly without wordfreq is a clear error."""
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "wordfreq" else real_find_spec(name, *a))
+    text = "Mr Cengiz Polat was born in 1960."
+    doc = {"doc_id": "d", "text": text, "annotations": {"a1": {"entity_mentions": [
+        {"entity_mention_id": "d_a1_em1", "entity_id": "d_a1_e1", "entity_type": "PERSON", "identifier_type": "DIRECT",
+         "start_offset": 0, "end_offset": 15, "span_text": "Mr Cengiz Polat"}]}}}
+    path = tmp_path / "gold.json"
+    path.write_text(json.dumps([doc]))
+    assert main(["eval-pii", "--tab", str(path), "--json"]) == 0
+    captured = capsys.readouterr()
+    scores = json.loads(captured.out)
+    assert scores["recall_direct_entities"] == 1.0
+    assert not any(k.startswith("weighted_") for k in scores)
+    assert "wordfreq" in captured.err
+    with pytest.raises(SystemExit, match="wordfreq"):
+        main(["eval-pii", "--tab", str(path), "--json", "--weighting", "unigram_ic"])

@@ -69,13 +69,31 @@ def _eval_file(engine, path: str, args: argparse.Namespace, weighting) -> dict[s
     return scores
 
 
+def _weighting(choice: str):
+    """``auto`` (the default): the unigram information-content weighting when ``wordfreq`` is installed (the
+    ``bench`` extra), else no weighted precision (a note on stderr); the other metrics do not need it."""
+    import importlib.util
+
+    from ..evaluation.tab import UnigramICWeighting
+
+    if choice == "auto":
+        if importlib.util.find_spec("wordfreq") is None:
+            print("note: weighted precision skipped (the unigram_ic weighting needs wordfreq: "
+                  "pip install -e '.[bench]')", file=sys.stderr)
+            return None
+        choice = "unigram_ic"
+    if choice == "unigram_ic" and importlib.util.find_spec("wordfreq") is None:
+        raise SystemExit("eval-pii: --weighting unigram_ic needs the 'wordfreq' package: pip install -e '.[bench]'")
+    return UnigramICWeighting() if choice == "unigram_ic" else None
+
+
 def cmd_eval_pii(args: argparse.Namespace) -> int:
     """Evaluate on one or more TAB-format files (``--tab`` repeated) in one run: the detector and spaCy are
     loaded once. One file: the scores (dict) as before; several: a list of them, in ``--tab`` order."""
-    from ..evaluation.tab import UnigramICWeighting, format_report
+    from ..evaluation.tab import format_report
 
+    weighting = _weighting(args.weighting)
     engine = _engine(args)
-    weighting = UnigramICWeighting() if args.weighting == "unigram_ic" else None
     paths = args.tab if isinstance(args.tab, list) else [args.tab]
     runs = [_eval_file(engine, path, args, weighting) for path in paths]
     masks = {}
@@ -186,8 +204,9 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--config", help="PII config (YAML/JSON)")
     p.add_argument("--spacy-model", help="spaCy model name or path")
     p.add_argument(
-        "--weighting", choices=("none", "unigram_ic"), default="unigram_ic",
-        help="weighted precision: unigram information content (wordfreq), a stand-in for TAB's BERT weighting",
+        "--weighting", choices=("auto", "none", "unigram_ic"), default="auto",
+        help="weighted precision: unigram information content (wordfreq, the bench extra), a stand-in for TAB's "
+             "BERT weighting; auto (default): unigram_ic when wordfreq is installed, else none",
     )
     p.add_argument("--output-masks", help="write the system masks {doc_id: [[start, end], ...]} (TAB system format)")
     p.set_defaults(func=cmd_eval_pii)
