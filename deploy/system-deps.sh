@@ -4,6 +4,11 @@
 #   wordnet-base   WordNet 3.0 data files (/usr/share/wordnet): the English vocabulary the PII policy uses
 #                  (shared/anonstream/pii/wordnet.py). Skipped when ANONSTREAM_WORDNET_DIR points at a WordNet
 #                  "dict" directory.
+#   prometheus     tests/integration/test_dashboards_prometheus.py runs every Grafana panel's query
+#                  (deploy/grafana/dashboards/) against a real Prometheus scraping the services.
+#   chromium, chromium-driver
+#                  tests/integration/test_dashboard_browser.py loads the audit service's built-in
+#                  dashboard in headless Chromium (Selenium, the system chromedriver).
 # Kafka and Redis are not here: deploy/kafka-local.sh and deploy/redis-local.sh fetch/install them when started.
 set -euo pipefail
 
@@ -18,4 +23,9 @@ wordnet_present() {
 if ! wordnet_present; then
   apt_install wordnet-base
   wordnet_present || die "WordNet data not found after installing wordnet-base"
+fi
+
+command -v prometheus >/dev/null 2>&1 || apt_install --no-install-recommends prometheus
+if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1; then
+  apt_install --no-install-recommends chromium chromium-driver
 fi

@@ -40,6 +40,7 @@
 | ANONSTREAM_AUDIT_ATTACK_TRAIN | (none) | reference corpus (JSONL) of the audit's attacker; unset: no attack accuracy |
 | ANONSTREAM_AUDIT_ATTACK_LABEL | ticker | metadata field the attacker predicts |
 | ANONSTREAM_AUDIT_ATTACK_KIND | capitalized | attacker of attack/harness.py (full or capitalized) |
+| ANONSTREAM_DASHBOARD_FRONTIER | (none) | a `frontier.png` of `anonstream plan-release`, shown on the audit service's dashboard (`GET /`) |
 """
 from __future__ import annotations
 
@@ -97,6 +98,8 @@ class Settings:
     audit_attack_train: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_AUDIT_ATTACK_TRAIN"))
     audit_attack_label: str = field(default_factory=lambda: _env("AUDIT_ATTACK_LABEL", "ticker"))
     audit_attack_kind: str = field(default_factory=lambda: _env("AUDIT_ATTACK_KIND", "capitalized"))
+    # the risk-utility frontier plot the audit service's dashboard shows (runtime/dashboard.py)
+    dashboard_frontier: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_DASHBOARD_FRONTIER"))
 
     def describe(self) -> dict[str, object]:
         """The settings, safe to log (no secrets are fields of this class)."""

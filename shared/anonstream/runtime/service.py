@@ -16,6 +16,13 @@ and 5 in one Kafka transaction (``send_offsets_to_transaction``): outputs and in
 together or not at all, so ``read_committed`` consumers see each output once. Step 4 then runs after
 the transaction commits. The transactional id is ``<prefix>.<stage>.<ANONSTREAM_INSTANCE>``: give
 each replica of a transactional stage its own instance number.
+
+End-to-end latency: the ingest service reads each document's Kafka timestamp (when it was appended to the
+documents topic) and every service passes it on, per document id, as the ``anonstream-ingested-at`` header
+(epoch ms) of the records it writes for that document; the sink observes ``now - ingested-at`` when the
+sanitized document is acknowledged (``anonstream_end_to_end_seconds``). The stage cores never see it. The
+shell remembers the last ``INGESTED_AT_MAX_DOCS`` documents' times in memory: documents in flight across a
+restart carry no header afterwards and are not observed.
 """
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ import asyncio
 import logging
 import signal
 import time
+from collections import OrderedDict
 from typing import Sequence
 
 from aiokafka.errors import CommitFailedError
@@ -31,6 +39,7 @@ from .. import serde, topics
 from ..config import Settings
 from ..stages.base import Emit, InputMessage, StageDriver
 from . import kafka
+from .dashboard import dashboard_routes
 from .metrics import ServiceMetrics, serve
 from .wiring import build_stage, redis_stores
 
@@ -41,6 +50,8 @@ DEFAULT_MAX_WAIT_MS = 50
 IDLE_POLL_MS = 500
 TICK_EVERY_S = 1.0
 STATS_EVERY_S = 30.0
+INGESTED_AT_HEADER = "anonstream-ingested-at"
+INGESTED_AT_MAX_DOCS = 100_000
 
 
 class StageService:
@@ -52,6 +63,8 @@ class StageService:
         self.metrics = ServiceMetrics(self.stage.name, settings.instance)
         self._committed: dict = {}  # TopicPartition -> next offset to read, as committed
         self._stopping = asyncio.Event()
+        self._ingested_at: OrderedDict[str, int] = OrderedDict()  # doc_id -> epoch ms, oldest first
+        self._documents_topic = topics.name(topics.DOCUMENTS, settings.topic_prefix)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -66,7 +79,8 @@ class StageService:
         if self.settings.metrics_port:
             server = await serve(self.settings.metrics_host, self.settings.metrics_port,
                                  lambda: self.metrics.exposition(self.stage.metrics()),
-                                 lambda: not self._stopping.is_set())
+                                 lambda: not self._stopping.is_set(),
+                                 dashboard_routes(self.stage, self.metrics, self.settings))
         log.info("service %s@%s: consuming %s as group %s", self.stage.name, self.stage.version,
                  ",".join(self.driver.input_topic_names()), group)
         loop = asyncio.get_running_loop()
@@ -74,21 +88,23 @@ class StageService:
         try:
             while not self._stopping.is_set():
                 batches = await self._poll_batch(consumer)
-                messages = [InputMessage(m.topic, m.partition, m.offset, m.key, m.value)
+                messages = [InputMessage(m.topic, m.partition, m.offset, m.key, m.value, self._ingested_at_of(m))
                             for records in batches.values() for m in records]
                 if messages:
                     started = time.monotonic()
                     handled = await loop.run_in_executor(None, self.driver.handle, messages)
+                    self.metrics.observe_process(time.monotonic() - started)
+                    self._remember_ingested(handled.ingested_at)
                     outputs = handled.emits + handled.dead_letters
                     offsets = {tp: records[-1].offset + 1 for tp, records in batches.items()}
                     if self.transactional:
                         async with producer.transaction():  # steps 3 and 5 together
                             await self._produce(producer, outputs)
                             await producer.send_offsets_to_transaction(offsets, group)
-                        self.stage.after_produced(outputs)
+                        self._produced(outputs)
                     else:
                         await self._produce(producer, outputs)
-                        self.stage.after_produced(outputs)
+                        self._produced(outputs)
                         if not await self._commit(consumer, offsets):
                             offsets = {}
                     self._committed.update(offsets)
@@ -103,7 +119,7 @@ class StageService:
                             await self._produce(producer, ticked)
                     else:
                         await self._produce(producer, ticked)
-                    self.stage.after_produced(ticked)
+                    self._produced(ticked)
                     self.metrics.records.update(produced=len(ticked))
                     await self._measure_lag(consumer)
                 if now - last_stats >= STATS_EVERY_S:
@@ -117,6 +133,34 @@ class StageService:
             await consumer.stop()
             await producer.stop()
             log.info("service %s stopped: %s", self.stage.name, dict(self.metrics.records))
+
+    def _ingested_at_of(self, record) -> int | None:
+        """The record's ingest time: its header, or on the documents topic its own Kafka timestamp."""
+        for name, value in record.headers or ():
+            if name == INGESTED_AT_HEADER:
+                try:
+                    return int(value)
+                except ValueError:
+                    return None
+        return record.timestamp if record.topic == self._documents_topic and record.timestamp else None
+
+    def _remember_ingested(self, ingested_at: dict[str, int]) -> None:
+        for doc_id, ms in ingested_at.items():
+            self._ingested_at[doc_id] = ms
+            self._ingested_at.move_to_end(doc_id)
+        while len(self._ingested_at) > INGESTED_AT_MAX_DOCS:
+            self._ingested_at.popitem(last=False)
+
+    def _produced(self, emits: Sequence[Emit]) -> None:
+        """Step 4, and the end-to-end latency of the sanitized documents just acknowledged (committed, for a
+        transactional stage); their documents are done here."""
+        self.stage.after_produced(emits)
+        now_ms = time.time() * 1000
+        for emit in emits:
+            if emit.topic is topics.SANITIZED:
+                ms = self._ingested_at.pop(emit.partition_key, None)
+                if ms is not None:
+                    self.metrics.observe_end_to_end((now_ms - ms) / 1000)
 
     async def _measure_lag(self, consumer) -> None:
         """Consumer lag per assigned partition: the partition's end (high watermark, as of the last fetch)
@@ -172,9 +216,11 @@ class StageService:
             if name not in partitions_of:
                 partitions_of[name] = sorted(await producer.partitions_for(name))
             partitions = partitions_of[name]
+            ms = self._ingested_at.get(emit.partition_key)
             futures.append(await producer.send(
                 name, serde.dumps(emit.value), key=emit.key.encode(),
-                partition=self.partitioner(emit.partition_key, partitions)))
+                partition=self.partitioner(emit.partition_key, partitions),
+                headers=None if ms is None else [(INGESTED_AT_HEADER, str(ms).encode())]))
         await asyncio.gather(*futures)
 
     async def _commit(self, consumer, offsets) -> bool:

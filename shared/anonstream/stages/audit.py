@@ -157,6 +157,8 @@ class AuditStage(Stage):
         self._last_snapshot = 0.0
         self._last_risk: dict[str, dict[str, Any]] = {}
         self._last_attack: dict[str, Any] | None = None
+        self.last_report: dict[str, Any] | None = None  # the last snapshot, for the gauges and the dashboard
+        self.model_version: int | None = None  # newest mixture version seen on a released chunk
 
     def _observation(self, record: dict[str, Any]) -> tuple[str, RiskObservation] | None:
         before = record.get("tuple_digest")
@@ -211,6 +213,7 @@ class AuditStage(Stage):
                 bump(f"dead_letters.{record['stage']}")
                 continue
             if topic is topics.SWAP_LOG:
+                bump(f"actions.{record['action']}")
                 got = self._observation(record)
                 if got is not None:
                     observed.setdefault(got[0], []).append(got[1])
@@ -218,6 +221,9 @@ class AuditStage(Stage):
                     self.attack.logged(record)
                 continue
             bump("chunks")
+            version = (record.get("cluster") or {}).get("model_version")
+            if isinstance(version, int) and (self.model_version is None or version > self.model_version):
+                self.model_version = version
             if record["chunk_index"] == record["chunk_count"] - 1:
                 bump("documents")
             for entity in record["entities"]:
@@ -284,7 +290,7 @@ class AuditStage(Stage):
         risk = self._risk()
         self._last_risk = risk
         self._last_attack = self.attack.result() if self.attack is not None else None
-        return {
+        self.last_report = {
             "emitted_at": self.clock(),
             "chunks": counts.get("chunks", 0),
             "documents": counts.get("documents", 0),
@@ -292,17 +298,28 @@ class AuditStage(Stage):
             "replaced_by_type": group("replaced."),
             "dead_letters_by_stage": group("dead_letters."),
             "operators": group("operators."),
+            "actions": group("actions."),
+            "model_version": self.model_version,
             "utility_unscored": counts.get("utility.unscored", 0),
             "risk": risk,
             "attack": self._last_attack,
             "alerts": self._alerts(risk),
         }
+        return self.last_report
 
     def metrics(self) -> dict[str, Any]:
-        """Gauges of the last snapshot: risk per release version (label ``key``), all time (``risk_*``) and
+        """Gauges of the last snapshot: the counts (``chunks``, ``documents``; by key: ``dead_letters`` per
+        stage, ``operators``, ``actions`` per chunk, ``entities`` per type), the newest mixture version on a
+        released chunk (``model_version``); risk per release version (label ``key``), all time (``risk_*``) and
         over the window (``risk_window_*``); released classes by size (``risk_k_classes``, key
         ``{version}|{sizes}``); DU (``risk_du``); the attacker's accuracy (``attack_*``)."""
         out: dict[str, Any] = {}
+        if self.last_report is not None:
+            r = self.last_report
+            out.update(chunks=r["chunks"], documents=r["documents"], dead_letters=r["dead_letters_by_stage"],
+                       operators=r["operators"], actions=r["actions"], entities=r["entities_by_type"])
+            if r["model_version"] is not None:
+                out["model_version"] = r["model_version"]
         for scope, prefix in (("all_time", "risk_"), ("window", "risk_window_")):
             for name, field_ in (("dr", "dr"), ("s1_over_n", "s1_over_n"), ("theta", "theta"), ("alpha", "alpha"),
                                  ("min_k", "k"), ("l", "l"), ("n", "n"), ("sample_uniques", "sample_uniques_before"),

@@ -34,17 +34,23 @@ class Emit:
 
 @dataclass(slots=True)
 class InputMessage:
+    """A raw input record. ``ingested_at_ms``: when its document entered the pipeline (epoch ms), as the
+    service shell knows it from the record's headers (``runtime/service.py``); None in the embedded runner."""
+
     topic: str
     partition: int
     offset: int
     key: bytes | None
     value: bytes | None
+    ingested_at_ms: int | None = None
 
 
 @dataclass(slots=True)
 class Handled:
     emits: list[Emit] = field(default_factory=list)
     dead_letters: list[Emit] = field(default_factory=list)
+    # doc_id -> ingested_at_ms of the accepted inputs that carried one (for the end-to-end latency)
+    ingested_at: dict[str, int] = field(default_factory=dict)
 
 
 class Stage(ABC):
@@ -139,6 +145,8 @@ class StageDriver:
                     raise contracts.RecordInvalid(f"not JSON: {exc.__class__.__name__}") from None
                 contracts.validate(topic.schema, obj)
                 accepted.append((message, topic, self.stage.decode(topic, obj)))
+                if message.ingested_at_ms is not None and isinstance(obj.get("doc_id"), str):
+                    out.ingested_at[obj["doc_id"]] = message.ingested_at_ms
             except Exception as exc:  # noqa: BLE001 - every failure becomes a dead letter
                 out.dead_letters.append(self._reject(message, exc))
         if not accepted:
