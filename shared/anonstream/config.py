@@ -41,6 +41,11 @@
 | ANONSTREAM_AUDIT_ATTACK_LABEL | ticker | metadata field the attacker predicts |
 | ANONSTREAM_AUDIT_ATTACK_KIND | capitalized | attacker of attack/harness.py (full or capitalized) |
 | ANONSTREAM_DASHBOARD_FRONTIER | (none) | a `frontier.png` of `anonstream plan-release`, shown on the audit service's dashboard (`GET /`) |
+| ANONSTREAM_API_TOKEN | (required by `anonstream serve`) | bearer token of the REST API (secret; never a field here); unset: the server refuses to start unless `--insecure-no-auth` |
+| ANONSTREAM_API_HOST | 127.0.0.1 | address `anonstream serve` listens on |
+| ANONSTREAM_API_PORT | 8080 | ... and port |
+| ANONSTREAM_API_MAX_BODY_BYTES | 1048576 | larger request bodies get 413 |
+| ANONSTREAM_API_RESULT_TTL_S | 86400 | how long the API keeps a sanitized document for `GET /v1/documents/{id}` (Redis) |
 """
 from __future__ import annotations
 
@@ -100,6 +105,11 @@ class Settings:
     audit_attack_kind: str = field(default_factory=lambda: _env("AUDIT_ATTACK_KIND", "capitalized"))
     # the risk-utility frontier plot the audit service's dashboard shows (runtime/dashboard.py)
     dashboard_frontier: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_DASHBOARD_FRONTIER"))
+    # the REST API (api/); its token is read from ANONSTREAM_API_TOKEN by `anonstream serve`, not kept here
+    api_host: str = field(default_factory=lambda: _env("API_HOST", "127.0.0.1"))
+    api_port: int = field(default_factory=lambda: int(_env("API_PORT", "8080")))
+    api_max_body_bytes: int = field(default_factory=lambda: int(_env("API_MAX_BODY_BYTES", str(1 << 20))))
+    api_result_ttl_s: int = field(default_factory=lambda: int(_env("API_RESULT_TTL_S", "86400")))
 
     def describe(self) -> dict[str, object]:
         """The settings, safe to log (no secrets are fields of this class)."""
