@@ -132,6 +132,6 @@ def test_stages_serve_metrics_and_prometheus_scrapes_them(compose: dict) -> None
         assert "/healthz" in " ".join(services[stage]["healthcheck"]["test"])
     prometheus = services["prometheus"]
     assert prometheus["profiles"] == ["monitoring"]
-    config = yaml.safe_load((COMPOSE.parent / "prometheus.yml").read_text())
+    config = yaml.safe_load((COMPOSE.parent / "prometheus" / "prometheus.yml").read_text())
     targets = config["scrape_configs"][0]["static_configs"][0]["targets"]
     assert sorted(targets) == sorted(f"{stage}:9464" for stage in STAGES)
