@@ -25,10 +25,13 @@ from starlette.exceptions import HTTPException
 
 from .. import contracts
 from .documents import BrokerUnavailable, DocumentsBackend, prepare_document
-from .presidio import HASH_TYPES, Analyzer, InvalidRequest, anonymize
+from .presidio import HASH_TYPES, LANGUAGES, Analyzer, InvalidRequest, anonymize
 from ..stores.base import StoreUnavailable
 
-DOC_ID_PATTERN = r"^[^\s|]+$"
+# document.v1.json's doc_id rule ``^[^\s|]+$`` with the whitespace spelled out: ``\s`` means different sets
+# in Python and in ECMAScript (OpenAPI clients), this is their union, as literal characters both engines read.
+_SPACE = "\t\n\v\f\r \x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+DOC_ID_PATTERN = f"^[^{_SPACE}|]+$"
 
 
 class ErrorBody(BaseModel):
@@ -39,7 +42,7 @@ class AnalyzeRequest(BaseModel):
     """Presidio analyzer's request; its other fields (correlation_id, context, ...) are accepted and ignored."""
     model_config = ConfigDict(extra="ignore")
     text: str
-    language: str
+    language: Literal[LANGUAGES]  # type: ignore[valid-type]
     entities: list[str] | None = None
     score_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
 
@@ -80,7 +83,7 @@ class OperatorConfig(BaseModel):
 
 class AnonymizeRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    text: str
+    text: str = Field(min_length=1)
     analyzer_results: list[AnalyzerResultIn] = []
     anonymizers: dict[str, OperatorConfig] = {}
 
