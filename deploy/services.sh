@@ -35,6 +35,8 @@ up() {
   done
   echo "audit gauges on http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/metrics"
   echo "produce to ${ANONSTREAM_TOPIC_PREFIX:-anonstream}.documents.v1 at $ANONSTREAM_BOOTSTRAP; sanitized documents on ${ANONSTREAM_TOPIC_PREFIX:-anonstream}.sanitized.v1"
+  echo "feed and read them:  $BIN/anonstream produce --input docs.jsonl"
+  echo "                     $BIN/anonstream consume --output out.jsonl --count N"
 }
 
 down() {
