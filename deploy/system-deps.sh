@@ -4,10 +4,10 @@
 #   wordnet-base   WordNet 3.0 data files (/usr/share/wordnet): the English vocabulary the PII policy uses
 #                  (shared/anonstream/pii/wordnet.py). Skipped when ANONSTREAM_WORDNET_DIR points at a WordNet
 #                  "dict" directory.
-#   prometheus     tests/integration/test_dashboards_prometheus.py runs every Grafana panel's query
+#   prometheus     tests/integration/test_dashboards.py runs every Grafana panel's query
 #                  (deploy/grafana/dashboards/) against a real Prometheus scraping the services.
 #   chromium, chromium-driver
-#                  tests/integration/test_dashboard_browser.py loads the audit service's built-in
+#                  tests/integration/test_dashboards.py loads the audit service's built-in
 #                  dashboard in headless Chromium (Selenium, the system chromedriver).
 # Kafka and Redis are not here: deploy/kafka-local.sh and deploy/redis-local.sh fetch/install them when started.
 set -euo pipefail
