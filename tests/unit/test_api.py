@@ -264,3 +264,14 @@ def test_raw_text_never_logged(client, caplog):
         client.post("/v1/documents", headers=AUTH, json={"doc_id": "d-3", "text": f"Mr {secret} rang."})
         client.post("/analyze", headers=AUTH, json={"text": f"Mr {secret} rang.", "language": 1})
     assert secret not in caplog.text
+
+
+def test_serve_refuses_to_start_without_a_token(monkeypatch, capsys):
+    from anonstream.cli import main
+
+    monkeypatch.delenv("ANONSTREAM_API_TOKEN", raising=False)
+    assert main(["serve", "--no-documents"]) == 2
+    assert "--insecure-no-auth" in capsys.readouterr().err
+    monkeypatch.setenv("ANONSTREAM_API_TOKEN", "short")
+    assert main(["serve", "--no-documents"]) == 2
+    assert "at least 16" in capsys.readouterr().err
