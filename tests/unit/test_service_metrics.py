@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import orjson
 
 from anonstream.runtime.metrics import ServiceMetrics, serve
 
@@ -72,3 +73,42 @@ def test_http_endpoints():
     assert metrics.startswith("HTTP/1.0 200") and "version=0.0.4" in metrics and metrics.endswith("anonstream_up 1\n")
     assert health.startswith("HTTP/1.0 200") and stopping.startswith("HTTP/1.0 503")
     assert missing.startswith("HTTP/1.0 404")
+
+
+def test_latency_histograms_process_time_per_stage_end_to_end_at_the_sink():
+    sink, ingest = ServiceMetrics("sink", "0"), ServiceMetrics("ingest", "1")
+    sink.observe_process(0.003)
+    sink.observe_end_to_end(4.0)
+    ingest.observe_process(0.2)
+    s, t = _samples(sink.exposition()), _samples(ingest.exposition())
+    assert s['anonstream_process_seconds_bucket{instance="0",le="0.005",stage="sink"}'] == 1
+    assert s['anonstream_process_seconds_count{instance="0",stage="sink"}'] == 1
+    assert s['anonstream_end_to_end_seconds_bucket{instance="0",le="2.5",stage="sink"}'] == 0
+    assert s['anonstream_end_to_end_seconds_bucket{instance="0",le="5.0",stage="sink"}'] == 1
+    assert t['anonstream_process_seconds_bucket{instance="1",le="0.1",stage="ingest"}'] == 0
+    assert not [k for k in t if k.startswith("anonstream_end_to_end_seconds_count")]  # only the sink observes it
+
+
+def test_audit_dashboard_routes_serve_the_page_and_a_summary_without_text(tmp_path):
+    from anonstream.config import Settings
+    from anonstream.runtime.dashboard import dashboard_routes
+    from anonstream.stages.audit import AuditStage
+    from anonstream.stores.base import InMemoryCounters
+
+    audit = AuditStage(InMemoryCounters())
+    metrics = ServiceMetrics("audit", "0")
+    metrics.observe_batch(0.1, consumed=3, produced=0, dead_lettered=0)
+    (tmp_path / "frontier.png").write_bytes(b"\x89PNG")
+    routes = dashboard_routes(audit, metrics, Settings(dashboard_frontier=str(tmp_path / "frontier.png")))
+    assert dashboard_routes(type("S", (), {"name": "swap"})(), metrics, Settings()) == {}
+    ctype, page = routes["/"]()
+    assert ctype.startswith("text/html") and "/api/summary" in page and "innerHTML" not in page
+    from anonstream import topics
+
+    audit.process([(topics.SWAP_LOG, {"action": "swapped", "tuple_digest": None, "doc_id": "d", "release": {}}),
+                   (topics.DEAD_LETTER, {"stage": "ingest"})])
+    audit.report()
+    summary = orjson.loads(routes["/api/summary"]()[1])
+    assert summary["service"]["consumed"] == 3 and summary["dead_letters_by_stage"] == {"ingest": 1}
+    assert summary["actions"]["swapped"] == 1 and summary["shares"]["swapped"] == 1.0 and summary["frontier"]
+    assert routes["/frontier.png"]() == ("image/png", b"\x89PNG")

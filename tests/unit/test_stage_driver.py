@@ -47,3 +47,18 @@ def test_a_record_that_breaks_the_batch_is_isolated_and_the_rest_still_flows():
     result = StageDriver(_Fragile(), "t").handle([_message(orjson.dumps(d), i) for i, d in enumerate(docs)])
     classes = {d.value["source"]["offset"]: d.value["error_class"] for d in result.dead_letters}
     assert classes == {0: "RecordInvalid", 1: "RuntimeError", 2: "RecordInvalid"}
+
+
+def test_driver_reports_the_ingest_time_of_each_accepted_document():
+    from anonstream.stages.base import InputMessage, StageDriver
+    from anonstream.stages.ingest import IngestStage
+    from anonstream import topics
+
+    driver = StageDriver(IngestStage(), "p")
+    name = topics.name(topics.DOCUMENTS, "p")
+    handled = driver.handle([
+        InputMessage(name, 0, 0, b"a", b'{"doc_id": "a", "text": "One. Two.", "metadata": {}}', 1000),
+        InputMessage(name, 0, 1, b"b", b'{"doc_id": "b", "text": "Three.", "metadata": {}}', None),
+        InputMessage(name, 0, 2, b"c", b"{not json", 3000)])
+    assert handled.ingested_at == {"a": 1000}
+    assert len(handled.dead_letters) == 1 and {e.partition_key for e in handled.emits} == {"a", "b"}
