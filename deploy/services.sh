@@ -5,6 +5,7 @@
 #   deploy/services.sh status
 # Logs: .run/services/<stage>.log. Produce documents to <prefix>.documents.v1; read <prefix>.sanitized.v1.
 # The audit service's Prometheus gauges (risk, DU, attack accuracy): http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/metrics
+# and its built-in dashboard (runtime/dashboard.py): http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -33,7 +34,7 @@ up() {
     echo $! > "$RUN/$stage.pid"
     echo "$stage started (pid $!, log $RUN/$stage.log)"
   done
-  echo "audit gauges on http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/metrics"
+  echo "audit gauges on http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/metrics, dashboard on http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/"
   echo "produce to ${ANONSTREAM_TOPIC_PREFIX:-anonstream}.documents.v1 at $ANONSTREAM_BOOTSTRAP; sanitized documents on ${ANONSTREAM_TOPIC_PREFIX:-anonstream}.sanitized.v1"
   echo "feed and read them:  $BIN/anonstream produce --input docs.jsonl"
   echo "                     $BIN/anonstream consume --output out.jsonl --count N"
