@@ -275,3 +275,63 @@ def test_serve_refuses_to_start_without_a_token(monkeypatch, capsys):
     monkeypatch.setenv("ANONSTREAM_API_TOKEN", "short")
     assert main(["serve", "--no-documents"]) == 2
     assert "at least 16" in capsys.readouterr().err
+
+
+SANITIZED = {"doc_id": "d-9", "text": "[PERSON_1] rang.", "metadata": {}, "chunk_count": 1,
+             "lineage": {"sink": "1"}, "entity_counts": {}}
+
+
+def test_index_sanitized_skips_what_is_not_a_sanitized_document():
+    from anonstream.api.documents import index_sanitized
+
+    store = InMemoryDocumentState()
+    assert index_sanitized(store, [b"junk", json.dumps({"doc_id": "x"}).encode(), json.dumps(SANITIZED).encode()]) == 1
+    assert store.get("d-9") == SANITIZED and store.get("x") is None
+
+
+async def test_indexer_rereads_a_batch_while_redis_is_down():
+    """A batch whose Redis write fails is read again (seek back, no commit) instead of being lost."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from anonstream.api.documents import KafkaDocuments
+    from anonstream.config import Settings
+    from anonstream.stores.base import StoreUnavailable
+
+    record = SimpleNamespace(offset=7, value=json.dumps(SANITIZED).encode())
+
+    class Consumer:
+        def __init__(self):
+            self.calls, self.seeks, self.commits = 0, [], 0
+
+        async def getmany(self, timeout_ms, max_records):
+            self.calls += 1
+            if self.calls > 2:
+                await asyncio.sleep(3600)
+            return {"tp0": [record]}
+
+        def seek(self, tp, offset):
+            self.seeks.append((tp, offset))
+
+        async def commit(self):
+            self.commits += 1
+
+    class FlakyStore(InMemoryDocumentState):
+        failures = 1
+
+        def put(self, doc_id, state):
+            if self.failures:
+                self.failures -= 1
+                raise StoreUnavailable("redis: ConnectionError")
+            super().put(doc_id, state)
+
+    backend = KafkaDocuments(Settings())
+    backend._consumer, backend._store = Consumer(), FlakyStore()
+    task = asyncio.create_task(backend._index())
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        if backend._consumer.commits:
+            break
+    task.cancel()
+    assert backend._consumer.seeks == [("tp0", 7)] and backend._consumer.commits == 1
+    assert backend._store.get("d-9") == SANITIZED

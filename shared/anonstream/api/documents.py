@@ -17,7 +17,7 @@ from typing import Any, Iterable, Protocol
 
 from .. import contracts, serde, topics
 from ..config import Settings
-from ..stores.base import DocumentStateStore
+from ..stores.base import DocumentStateStore, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -73,13 +73,19 @@ class KafkaDocuments:
         self._task: asyncio.Task | None = None
 
     async def start(self) -> None:
+        from aiokafka.errors import KafkaConnectionError
+
         from ..runtime.kafka import consumer, producer
         from ..stores.redis_state import RedisDocumentState, connect
 
         s = self.settings
         self._store = RedisDocumentState(connect(s.redis_url), s.tenant, RESULTS_AREA, s.api_result_ttl_s)
         self._producer = producer(s)
-        await self._producer.start()
+        try:
+            await self._producer.start()
+        except KafkaConnectionError:
+            raise RuntimeError(f"Kafka is not reachable at {s.bootstrap} (ANONSTREAM_BOOTSTRAP); start it (make up) "
+                               "or serve /analyze and /anonymize only with --no-documents") from None
         self._consumer = consumer(s, [topics.name(topics.SANITIZED, s.topic_prefix)], f"{s.topic_prefix}.api",
                                   isolation_level="read_committed")
         await self._consumer.start()
@@ -100,7 +106,14 @@ class KafkaDocuments:
             if not batch:
                 continue
             values = [record.value for records in batch.values() for record in records]
-            await asyncio.to_thread(index_sanitized, self._store, values)
+            try:
+                await asyncio.to_thread(index_sanitized, self._store, values)
+            except StoreUnavailable as exc:  # read the batch again once Redis is back; nothing committed
+                log.warning("api indexer: %s; retrying in 1 s", exc)
+                for tp, records in batch.items():
+                    self._consumer.seek(tp, records[0].offset)
+                await asyncio.sleep(1.0)
+                continue
             await self._consumer.commit()
 
     async def submit(self, document: dict[str, Any]) -> None:
