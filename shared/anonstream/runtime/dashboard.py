@@ -19,10 +19,10 @@ from typing import Any
 from .. import serde
 from ..config import Settings
 from ..stages.base import Stage
+from ..swap.pairing import ACTIONS
 from .metrics import Route, ServiceMetrics
 
 REFRESH_S = 2
-ACTIONS = ("swapped", "generalized", "suppressed", "untouched")
 _RISK_FIELDS = ("dr", "theta", "alpha", "s1_over_n", "k", "l", "n", "sample_uniques_before", "p_hat")
 
 
