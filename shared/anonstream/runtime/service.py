@@ -60,7 +60,7 @@ class StageService:
         self.settings = settings
         self.stage = driver.stage
         self.partitioner = kafka.DocumentPartitioner()
-        self.metrics = ServiceMetrics(self.stage.name, settings.instance)
+        self.metrics = ServiceMetrics(self.stage.name, settings.instance, self.stage.metrics)
         self._committed: dict = {}  # TopicPartition -> next offset to read, as committed
         self._stopping = asyncio.Event()
         self._ingested_at: OrderedDict[str, int] = OrderedDict()  # doc_id -> epoch ms, oldest first
@@ -78,7 +78,7 @@ class StageService:
         server = None
         if self.settings.metrics_port:
             server = await serve(self.settings.metrics_host, self.settings.metrics_port,
-                                 lambda: self.metrics.exposition(self.stage.metrics()),
+                                 self.metrics.exposition,
                                  lambda: not self._stopping.is_set(),
                                  dashboard_routes(self.stage, self.metrics, self.settings))
         log.info("service %s@%s: consuming %s as group %s", self.stage.name, self.stage.version,
@@ -120,7 +120,7 @@ class StageService:
                     else:
                         await self._produce(producer, ticked)
                     self._produced(ticked)
-                    self.metrics.records.update(produced=len(ticked))
+                    self.metrics.observe_records(produced=len(ticked))
                     await self._measure_lag(consumer)
                 if now - last_stats >= STATS_EVERY_S:
                     last_stats = now
