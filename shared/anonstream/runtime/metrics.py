@@ -18,15 +18,17 @@ format 0.0.4). Nothing is formatted by hand. The registry holds
 * ``anonstream_<stage>_<name>`` — the stage's own numbers (``Stage.metrics()``), read at scrape time by a custom
   collector (``StageCollector``) as gauge families: a number is one series, a mapping one series per key (label
   ``key``), and text values (model or release versions) one ``anonstream_<stage>_info`` series (an info family)
-  whose labels carry them.
+  whose labels carry them. One family per name: of stage keys that give the same name the first (sorted) wins,
+  and the info series wins over a number keyed ``info``.
 
+The counter, the summary and the histograms also carry prometheus-client's ``<name>_created`` series.
 ``GET /healthz`` returns 200 while the service loop runs, 503 once it is stopping. A shell may serve more
 paths on the same port (``routes``: the audit service's dashboard, ``runtime/dashboard.py``).
 Every series carries the labels ``stage`` and ``instance``.
 
 Metrics carry numbers, stage names, topic names and versions: never record content. Text values of
 ``Stage.metrics()`` are limited to ``MAX_INFO_CHARS`` characters of ``[A-Za-z0-9._:@/+-]`` (versions and hashes);
-any other text value is dropped, never turned into a label.
+any other text value (and one keyed ``stage`` or ``instance``) is dropped, never turned into a label.
 """
 from __future__ import annotations
 
