@@ -36,7 +36,7 @@
 | ANONSTREAM_AUDIT_SNAPSHOT_S | 10 | the audit writes a snapshot to the audit topic (and refreshes its gauges) this often |
 | ANONSTREAM_AUDIT_WINDOW_SECONDS | 3600 | the audit's sliding-window risk tables cover this much event time (stores/risk.py) |
 | ANONSTREAM_AUDIT_WINDOW_BUCKET_SECONDS | 60 | ... in buckets of this many seconds |
-| ANONSTREAM_AUDIT_UTILITY | 1 | the audit re-embeds changed chunks for DU (paper 000 eq. 2.19); 0: off |
+| ANONSTREAM_AUDIT_UTILITY | 0.1 | share of the changed chunks the audit re-embeds for DU (paper 000 eq. 2.19; a hash sample, stages/audit.py); 0: off |
 | ANONSTREAM_AUDIT_ATTACK_TRAIN | (none) | reference corpus (JSONL) of the audit's attacker; unset: no attack accuracy |
 | ANONSTREAM_AUDIT_ATTACK_LABEL | ticker | metadata field the attacker predicts |
 | ANONSTREAM_AUDIT_ATTACK_KIND | capitalized | attacker of attack/harness.py (full or capitalized) |
@@ -99,7 +99,7 @@ class Settings:
     audit_snapshot_s: float = field(default_factory=lambda: float(_env("AUDIT_SNAPSHOT_S", "10")))
     audit_window_s: float = field(default_factory=lambda: float(_env("AUDIT_WINDOW_SECONDS", "3600")))
     audit_bucket_s: float = field(default_factory=lambda: float(_env("AUDIT_WINDOW_BUCKET_SECONDS", "60")))
-    audit_utility: bool = field(default_factory=lambda: _env("AUDIT_UTILITY", "1") not in ("0", "false", "no"))
+    audit_utility: float = field(default_factory=lambda: float(_env("AUDIT_UTILITY", "0.1")))
     audit_attack_train: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_AUDIT_ATTACK_TRAIN"))
     audit_attack_label: str = field(default_factory=lambda: _env("AUDIT_ATTACK_LABEL", "ticker"))
     audit_attack_kind: str = field(default_factory=lambda: _env("AUDIT_ATTACK_KIND", "capitalized"))

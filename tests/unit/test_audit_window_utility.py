@@ -140,6 +140,28 @@ def test_du_is_the_ratio_of_component_log_densities_after_and_before():
     assert audit.metrics()["risk_du"] == {VERSION: u["du"]}
 
 
+def test_du_scores_a_deterministic_hash_sample_of_the_changed_chunks():
+    from anonstream.stages.audit import in_sample
+
+    keys = [f"doc{i}|0" for i in range(4000)]
+    share = sum(in_sample(k, 0.1) for k in keys) / len(keys)
+    assert 0.08 < share < 0.12                                                    # a tenth, give or take
+    assert [in_sample(k, 0.1) for k in keys] == [in_sample(k, 0.1) for k in keys]  # the same keys every time
+    assert all(in_sample(k, 1.0) for k in keys)
+    registry = InMemoryModelRegistry()
+    mv = registry.publish(MIXTURE.to_bytes(), {})
+    texts = {f"t{i}": unit([1, 0.1 * i, 0]) for i in range(40)}
+    embedder = FakeEmbedder(texts)
+    audit = stage(embedder=embedder, registry=registry, utility_sample=0.25)
+    records = [sanitized_chunk(f"d{i}", unit([1, 0.1 * i, 0.2]), f"t{i}", True, mv) for i in range(40)]
+    feed(audit, topics.CHUNKS_SANITIZED, records)
+    expected = sum(in_sample(f"d{i}|0", 0.25) for i in range(40))
+    assert 0 < expected < 40
+    assert audit.report()["risk"][VERSION]["utility"]["changed_chunks"] == expected
+    with pytest.raises(ValueError):
+        stage(utility_sample=0.0)
+
+
 def test_du_leaves_out_chunks_of_a_mixture_version_the_registry_no_longer_keeps():
     registry = InMemoryModelRegistry()
     registry.publish(MIXTURE.to_bytes(), {})

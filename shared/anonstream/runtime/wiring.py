@@ -106,7 +106,8 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
                           release_version=release.version,
                           swapped=release.swapped, population=release.superpopulation_size,
                           max_dr=settings.audit_max_dr, min_k=settings.audit_min_k,
-                          embedder=embedder, registry=stores.registry, attack=attack)
+                          embedder=embedder, registry=stores.registry, attack=attack,
+                          utility_sample=min(1.0, settings.audit_utility) if settings.audit_utility > 0 else 1.0)
     raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGE_NAMES)}")
 
 

@@ -16,8 +16,12 @@ sanitized chunk with ``changes``), f the component density (eq. 2.1/2.2) of the 
 the mixture version that assigned it (``cluster.model_version``). The sanitized topic carries no embedding,
 but it needs none for the denominator: the cluster stage put the posterior of l and the log mixture density
 of x on the chunk, and log f(x | l, phi) = log posterior_l + log sum_k pi_k f(x | phi_k) - log pi_l (§2.2.1).
-The numerator re-embeds the released texts of the changed chunks (one encoder call per batch). Both sums are
-running sums in the risk store, so DU is restart-safe.
+The numerator re-embeds the released texts of the changed chunks (one encoder call per batch). Re-embedding
+costs as much as the embed stage itself, so only a fixed share of the changed chunks is scored
+(``utility_sample``; which ones is decided by a hash of the chunk key, so a redelivered chunk is in or out
+again, and the share is the same in every replica): both sums then run over a uniform sample of the changed
+chunks, and their ratio estimates the DU of all of them. Both sums are running sums in the risk store, so DU
+is restart-safe.
 """
 from __future__ import annotations
 
@@ -105,6 +109,13 @@ def risk_of(table, population: float = DEFAULT_POPULATION) -> dict[str, Any]:
     return out
 
 
+def in_sample(key: str, share: float) -> bool:
+    """Whether ``key`` is in the deterministic sample of size ``share`` (a hash of the key, not a draw)."""
+    if share >= 1.0:
+        return True
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") < share * 2.0 ** 64
+
+
 def utility_of(sums: dict[int, UtilitySums]) -> dict[str, Any]:
     """DU (eq. 2.19) from the running sums, over all mixture versions and per version, by
     ``risk.utility.du_from_sums`` (the planner's: L_after / L_before when L_before > 0, the sign-safe form
@@ -138,9 +149,14 @@ class AuditStage(Stage):
     def __init__(self, counters: Counters, risk_tables: RiskTables | None = None, snapshot_every_s: float = 10.0,
                  clock=time.time, release_version: str | None = None, swapped: Sequence[str] | None = None,
                  population: float = DEFAULT_POPULATION, max_dr: float = 1.0, min_k: int = 1,
-                 embedder=None, registry: ModelRegistry | None = None, attack: AttackMonitor | None = None):
+                 embedder=None, registry: ModelRegistry | None = None, attack: AttackMonitor | None = None,
+                 utility_sample: float = 1.0):
         """``embedder`` (``encode(texts) -> unit rows``, the pipeline's) and ``registry`` (mixture versions)
-        switch DU on; ``attack`` the attacker's accuracy."""
+        switch DU on, over the share ``utility_sample`` of the changed chunks; ``attack`` the attacker's
+        accuracy."""
+        if not 0.0 < utility_sample <= 1.0:
+            raise ValueError(f"utility_sample must be in (0, 1], got {utility_sample}")
+        self.utility_sample = utility_sample
         self.counters = counters
         self.risk_tables = risk_tables if risk_tables is not None else InMemoryRiskTables()
         self.snapshot_every_s = snapshot_every_s
@@ -232,7 +248,8 @@ class AuditStage(Stage):
                     bump(f"replaced.{entity['type']}")
             for change in record["changes"]:
                 bump(f"operators.{change['operator']}")
-            if record["changes"] and record.get("release") and self.embedder is not None and self.registry is not None:
+            if record["changes"] and record.get("release") and self.embedder is not None and self.registry is not None \
+                    and in_sample(f"{record['doc_id']}|{record['chunk_index']}", self.utility_sample):
                 changed.append(record)
             if self.attack is not None:
                 self.attack.released(record)
