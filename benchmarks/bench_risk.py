@@ -112,9 +112,10 @@ def main() -> None:
         "(eq. 2.19; 1 + (L_after − L_before)/|L_before| when L_before < 0) over the changed chunks, re-embedded, "
         "under the component and mixture version that assigned them. The choice: the frontier point tangent to "
         "DR = c + a·DU with a = 1 (eq. 2.8). Swap pairing seed 0 (M = 1 draw, as the paper's §2.3).\n\n"
-        "Note: the stream's swap stage protects every chunk whose tuple is rare when it arrives (its first "
-        "occurrence), so every sample unique of z_J leaves swapped or generalized and DR = 1 − p̂ for every "
-        "candidate of a given J; r and `protect` move DU and the share changed, J moves DR (through θ̂, α̂).")
+        "With `protect: all` or `rare` the stream's swap stage protects every chunk whose tuple is rare when it "
+        "arrives, so every sample unique leaves swapped or generalized and DR = 1 − p̂ whatever r; the "
+        "candidates with `protect: none` are the paper as written (a chunk is offered with probability r), so "
+        "there r moves DR. p̂ is small at N = 1e20, so DR stays near 1 on these small corpora.")
 
     n_tab = 10 if args.quick else None
     tab = work / "tab.jsonl"
