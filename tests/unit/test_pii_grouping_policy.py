@@ -68,8 +68,9 @@ def test_rule_policy_types():
     assert p.classify(_entity(ents, "ORG", "Court of Cassation"), ents) == "NO_MASK"  # generic institution
     assert p.classify(_entity(ents, "ORG", "Polish Government"), ents) == "NO_MASK"  # background state
     assert p.classify(_entity(ents, "DEM", "Polish", "NORP"), ents) == "NO_MASK"
-    assert p.classify(_entity(ents, "DEM", "American", "NORP"), ents) == "NO_MASK"  # any country (country_no_mask)
-    assert RulePolicy(country_no_mask=False).classify(_entity(ents, "DEM", "American", "NORP"), ents) == "QUASI"
+    assert p.classify(_entity(ents, "DEM", "American", "NORP"), ents) == "QUASI"  # a nationality stays a QI
+    assert RulePolicy(country_no_mask_types=("DEM",)).classify(_entity(ents, "DEM", "American", "NORP"),
+                                                               ents) == "NO_MASK"
     assert p.classify(_entity(ents, "ORG", "Bydgoszcz District Court"), ents) == "QUASI"
     assert p.classify(_entity(ents, "MISC", "Article 6 of the Convention", "LAW"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "DATETIME", "the same day", "DATE"), ents) == "NO_MASK"
