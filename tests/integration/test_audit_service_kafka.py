@@ -125,7 +125,7 @@ def test_audit_service_gauges_move_and_alerts_reach_the_audit_topic(kafka_bootst
            "ANONSTREAM_TOPIC_PREFIX": f"audit-{run}", "ANONSTREAM_TENANT": f"audit-{run}",
            "ANONSTREAM_METRICS_PORT": str(port), "ANONSTREAM_AUDIT_SNAPSHOT_S": "1",
            "ANONSTREAM_AUDIT_MAX_DR": "0.0", "ANONSTREAM_AUDIT_MIN_K": "2",
-           "ANONSTREAM_AUDIT_ATTACK_TRAIN": str(train)}
+           "ANONSTREAM_AUDIT_ATTACK_TRAIN": str(train), "ANONSTREAM_AUDIT_UTILITY": "1"}  # DU on every changed chunk
     settings = Settings(bootstrap=kafka_bootstrap, topic_prefix=f"audit-{run}")
     asyncio.run(create_topics(settings))
     X = Embedder().encode(BEFORE)

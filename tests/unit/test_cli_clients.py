@@ -37,3 +37,13 @@ def test_unreachable_broker_is_a_clear_error(tmp_path, capsys, monkeypatch):
     assert "Secret words" not in err
     assert main(["consume", "--output", str(tmp_path / "out.jsonl"), "--count", "1", "--quiet"]) == 1
     assert f"Kafka is not reachable at {address}" in capsys.readouterr().err
+
+
+def test_consume_skips_a_record_that_is_no_sanitized_document():
+    from anonstream.runtime.clients import _sanitized_document
+
+    assert _sanitized_document(b"not a document") is None
+    assert _sanitized_document(b"[1, 2]") is None
+    assert _sanitized_document(b'{"text": "no id"}') is None
+    assert _sanitized_document(None) is None
+    assert _sanitized_document(b'{"doc_id": "d1", "text": "x"}') == {"doc_id": "d1", "text": "x"}

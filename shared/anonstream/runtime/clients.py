@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 import time
 from pathlib import Path
@@ -19,6 +20,8 @@ from typing import Any
 
 from .. import contracts, serde, topics
 from ..config import Settings
+
+log = logging.getLogger(__name__)
 
 
 class ClientError(RuntimeError):
@@ -83,6 +86,15 @@ async def produce(settings: Settings, documents: list[dict[str, Any]], progress:
     return len(documents)
 
 
+def _sanitized_document(value: bytes | None) -> dict | None:
+    """The sanitized document in a record's value, or None when the value is no JSON object with a doc_id."""
+    try:
+        document = serde.loads(value) if value is not None else None
+    except ValueError:
+        return None
+    return document if isinstance(document, dict) and isinstance(document.get("doc_id"), str) else None
+
+
 async def consume(settings: Settings, output: Path, count: int, idle_timeout_s: float,
                   progress: bool = True) -> int:
     from aiokafka import AIOKafkaClient
@@ -109,7 +121,11 @@ async def consume(settings: Settings, output: Path, count: int, idle_timeout_s: 
                 batch = await client.getmany(timeout_ms=1000, max_records=count - len(seen))
                 for records in batch.values():
                     for record in records:
-                        document = serde.loads(record.value)
+                        document = _sanitized_document(record.value)
+                        if document is None:  # not written by the sink: said (where, not what), not counted
+                            log.warning("skipped a record that is no sanitized document (%s[%d] offset %d)",
+                                        record.topic, record.partition, record.offset)
+                            continue
                         if document["doc_id"] in seen:  # the sink re-emits after a crash: same document
                             continue
                         seen.add(document["doc_id"])
