@@ -45,32 +45,33 @@ def read_documents(path: Path) -> list[dict[str, Any]]:
     return documents
 
 
-async def _check_topic(client, settings: Settings, topic: str) -> None:
+async def _check_topic(settings: Settings, topic: str) -> None:
+    """A clear ``ClientError`` when the broker is not reachable or ``topic`` does not exist."""
+    from aiokafka import AIOKafkaClient
     from aiokafka.errors import KafkaConnectionError
 
+    client = AIOKafkaClient(bootstrap_servers=settings.bootstrap)
     try:
-        await client.bootstrap()
-    except KafkaConnectionError:
-        raise ClientError(f"Kafka is not reachable at {settings.bootstrap} (ANONSTREAM_BOOTSTRAP); "
-                          "start the services with `make up`") from None
-    metadata = await client.fetch_all_metadata()
-    if topic not in metadata.topics():
-        raise ClientError(f"topic {topic} does not exist at {settings.bootstrap}; `make up` creates it "
-                          "(or `anonstream topics create`)")
+        try:
+            await client.bootstrap()
+        except KafkaConnectionError:
+            raise ClientError(f"Kafka is not reachable at {settings.bootstrap} (ANONSTREAM_BOOTSTRAP); "
+                              "start the services with `make up`") from None
+        metadata = await client.fetch_all_metadata()
+        if topic not in metadata.topics():
+            raise ClientError(f"topic {topic} does not exist at {settings.bootstrap}; `make up` creates it "
+                              "(or `anonstream topics create`)")
+    finally:
+        await client.close()
 
 
 async def produce(settings: Settings, documents: list[dict[str, Any]], progress: bool = True) -> int:
-    from aiokafka import AIOKafkaClient
     from tqdm import tqdm
 
     from .kafka import producer
 
     topic = topics.name(topics.DOCUMENTS, settings.topic_prefix)
-    probe = AIOKafkaClient(bootstrap_servers=settings.bootstrap)
-    try:
-        await _check_topic(probe, settings, topic)
-    finally:
-        await probe.close()
+    await _check_topic(settings, topic)
     client = producer(settings)
     await client.start()
     try:
@@ -97,17 +98,12 @@ def _sanitized_document(value: bytes | None) -> dict | None:
 
 async def consume(settings: Settings, output: Path, count: int, idle_timeout_s: float,
                   progress: bool = True) -> int:
-    from aiokafka import AIOKafkaClient
     from tqdm import tqdm
 
     from .kafka import consumer
 
     topic = topics.name(topics.SANITIZED, settings.topic_prefix)
-    probe = AIOKafkaClient(bootstrap_servers=settings.bootstrap)
-    try:
-        await _check_topic(probe, settings, topic)
-    finally:
-        await probe.close()
+    await _check_topic(settings, topic)
     client = consumer(settings, [topic], f"{settings.topic_prefix}.consume", isolation_level="read_committed")
     await client.start()
     seen: set[str] = set()
