@@ -43,7 +43,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: its own topics, so one test's records are not the other's input
 def env(kafka_bootstrap, redis_url):
     run_id = uuid.uuid4().hex[:8]
     environment = {**os.environ, "ANONSTREAM_BOOTSTRAP": kafka_bootstrap, "ANONSTREAM_REDIS_URL": redis_url,
@@ -63,7 +63,7 @@ def _settings(env) -> Settings:
     return Settings(bootstrap=env["ANONSTREAM_BOOTSTRAP"], topic_prefix=env["ANONSTREAM_TOPIC_PREFIX"])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: its own topics, so one test's records are not the other's input
 def api(env, tmp_path_factory):
     log_path = tmp_path_factory.mktemp("api") / "serve.log"
     with log_path.open("wb") as log:
