@@ -10,7 +10,10 @@
 #   ANONSTREAM_REDIS_PORT=16379        port on 127.0.0.1 (not 6379, so a developer's own Redis does not clash)
 #   ANONSTREAM_RUN_DIR=<repo>/.run     run dir; Redis uses <run>/redis (pid file, log, working dir)
 #   ANONSTREAM_REDIS_START_TIMEOUT=20  seconds to wait for PONG
-# Throw-away instance: no RDB snapshots, no AOF (--save '' --appendonly no); data dies with the process.
+# Persistence: AOF (--appendonly yes --appendfsync everysec, no RDB snapshots) in <run>/redis/appendonlydir.
+# Pseudonym indexes and reassembly state live in Redis: a restart (stop, start) must keep them, and AOF
+# loses at most the last second of writes on a crash where RDB would lose everything since the last
+# snapshot. tests/chaos/ restarts Redis mid-stream and checks the pseudonyms are the same afterwards.
 set -euo pipefail
 
 # shellcheck source=deploy/_common.sh
@@ -76,7 +79,7 @@ start() {
   mkdir -p "$REDIS_RUN"
   # --daemonize no + nohup/&: we record the PID ourselves. --dir keeps any stray file in the run dir.
   nohup redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --protected-mode yes \
-    --save '' --appendonly no --dir "$REDIS_RUN" --daemonize no \
+    --save '' --appendonly yes --appendfsync everysec --dir "$REDIS_RUN" --daemonize no \
     >"$LOG_FILE" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$PID_FILE"
@@ -129,7 +132,7 @@ status() {
   return 1
 }
 
-usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 case "${1:-}" in
   start) start ;;
