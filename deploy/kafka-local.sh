@@ -324,6 +324,9 @@ status() {
 
 usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
+# Sourced (deploy/secure-local.sh reuses fetch, the JVM options and the node helpers): no command.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
+
 case "${1:-}" in
   fetch) fetch ;;
   start) start "${2:-1}" ;;
