@@ -1,0 +1,137 @@
+"""Terms to t-plausible WordNet generalizations (paper 002), with t given as bits per term: a set of m terms is
+generalized so that H(d̄) = Σ_i log2 volume(w̄_i) ≥ bits · m (t = 2^(bits·m), digest §7 item 3), at the
+least uniform t-PAT cost (eq. 1) LUB + TDGS find (Alg. 4 + 6), or the exact optimum (Alg. 3) for small sets.
+
+Terms WordNet does not know as nouns are suppressed (§2.1: unknown terms are likely unusual, hence identifying)
+and do not count in m. ``WordNetGeneralizer`` is the release's ``wordnet`` generalizer: one value at a time, so
+each value alone reaches 2^bits plausible concepts.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..swap.generalize import Generalizer
+from . import wordnet
+from .cost import Cost
+from .search import Plan, exact_search, lub_search, top_down_greedy
+from .senses import Encode, choose_sense, common_term
+
+ALGORITHMS = {"greedy": top_down_greedy, "lub": lub_search, "exact": exact_search}
+
+
+@dataclass(frozen=True)
+class TermGeneralization:
+    term: str
+    sense: str | None          # the synset of the sense generalized ("influenza.n.01"); None: unknown term
+    synset: str | None         # what is shown instead ("respiratory_disease.n.01"); None: suppressed
+    lemma: str | None          # its first word ("respiratory disease")
+    levels_up: int             # hypernym steps from the sense (a common hypernym: from the sense's own path)
+    volume: int                # plausible concepts the shown synset stands for
+    bits: float                # log2 volume (Lemma 1)
+    sense_method: str          # only, first, embedding, common (Alg. 2), unknown
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"term": self.term, "sense": self.sense, "synset": self.synset, "lemma": self.lemma,
+                "levels_up": self.levels_up, "volume": self.volume, "bits": round(self.bits, 4),
+                "sense_method": self.sense_method}
+
+
+@dataclass(frozen=True)
+class TermsResult:
+    terms: tuple[TermGeneralization, ...]
+    bits_per_term: float
+    requested_bits: float      # log2 t = bits_per_term · m (m: known terms)
+    achieved_bits: float       # H(d̄) = log2 |D(d̄)| (Lemma 2)
+    plausible_texts: int       # |D(d̄)| = Π volumes
+    satisfied: bool
+    cost: Cost                 # eq. 1 of the shown synsets
+    alpha: float
+    algorithm: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"bits_per_term": self.bits_per_term, "t_requested_bits": round(self.requested_bits, 4),
+                "t_achieved_bits": round(self.achieved_bits, 4), "plausible_texts": self.plausible_texts,
+                "satisfied": self.satisfied, "alpha": self.alpha, "algorithm": self.algorithm,
+                "cost": {"global": round(self.cost.global_, 6), "local": round(self.cost.local, 6),
+                         "total": round(self.cost.total, 6)},
+                "terms": [t.as_dict() for t in self.terms]}
+
+
+def generalize_terms(terms: Sequence[str], bits_per_term: float, *, alpha: float = 0.5, algorithm: str = "greedy",
+                     senses: str = "first", encode: Encode | None = None, context: str | None = None,
+                     min_margin: float = 0.05, nouns: wordnet.WordNetNouns | None = None) -> TermsResult:
+    """Generalize ``terms`` together for t = 2^(bits_per_term · m). ``senses``: first, embedding (needs
+    ``encode``; the context defaults to the terms themselves) or common (see ``senses.py``)."""
+    from .cost import cost as uniform_cost
+
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}")
+    nouns = nouns or wordnet.load()
+    graph = nouns.graph
+    known = [(i, found) for i, term in enumerate(terms) if (found := nouns.senses(term))]
+    choices = [choose_sense(graph, found, senses, context or ", ".join(terms), encode, min_margin)
+               for _, found in known]
+    paths = [graph.path(c.node) for c in choices]
+    log_t = bits_per_term * len(known)
+    plan: Plan = ALGORITHMS[algorithm]([graph.path_volumes(p) for p in paths], log_t, alpha)
+    out: list[TermGeneralization | None] = [None] * len(terms)
+    for (i, found), choice, path, level in zip(known, choices, paths, plan.levels):
+        node, volume = path[level], graph.path_volumes(path)[level]
+        if choice.method == "common" and level > 0:  # Alg. 2: a hypernym true of several senses
+            node = common_term(graph, [graph.path(s) for s in found], volume)
+            volume, level = graph.volume(node), (path.index(node) if node in path else level)
+        shown = level > 0 or node != path[0]
+        out[i] = TermGeneralization(terms[i], graph.names[path[0]], graph.names[node] if shown else None,
+                                    graph.lemma(node) if shown else None, level, volume, math.log2(volume),
+                                    choice.method)
+    for i, term in enumerate(terms):
+        if out[i] is None:
+            out[i] = TermGeneralization(term, None, None, None, 0, 1, 0.0, "unknown")
+    bits = [t.bits for t in out if t.sense is not None]
+    plausible_texts = math.prod(t.volume for t in out if t.sense is not None)
+    return TermsResult(tuple(out), bits_per_term, log_t, sum(bits), plausible_texts,
+                       sum(bits) >= log_t - 1e-9, uniform_cost(bits, log_t, alpha), alpha, algorithm)
+
+
+class WordNetGeneralizer(Generalizer):
+    """A common-noun value (an occupation, a MISC term) to its t-plausible WordNet hypernym: the lowest
+    ancestor of at least 2^``bits`` concepts (one term: LUB = the optimum of eq. 1), as its first word
+    ("teacher" → "educator" at 6 bits). A phrase WordNet lacks is read by its last word ("secondary school
+    teacher" → "teacher"). ``senses``: first or embedding (the sense nearest "<value> (<kind or category>)").
+    A value WordNet does not know, or one that cannot reach 2^bits, becomes ``fallback`` (default: the
+    category label, ``[Demographic]``)."""
+
+    name = "wordnet"
+
+    def __init__(self, bits: float = 6.0, senses: str = "first", fallback: str | None = None,
+                 model: str | None = None):
+        if senses not in ("first", "embedding"):
+            raise ValueError("wordnet generalizer senses must be 'first' or 'embedding'")
+        self.bits = bits
+        self.senses = senses
+        self.fallback = fallback
+        self.model = model
+
+    def _encode(self) -> Encode | None:
+        if self.senses != "embedding":
+            return None
+        from ..config import Settings
+        from ..embedding import Embedder
+
+        settings = Settings()
+        return Embedder(self.model or settings.embed_model, settings.embed_batch).encode
+
+    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+        nouns = wordnet.load()
+        words = value.split()
+        for candidate in (value, words[-1] if len(words) > 1 else None):
+            if candidate and nouns.senses(candidate):
+                result = generalize_terms([candidate], self.bits, senses=self.senses, encode=self._encode(),
+                                          context=f"{value} ({kind or category})", nouns=nouns)
+                term = result.terms[0]
+                if result.satisfied and term.lemma:
+                    return term.lemma
+                break
+        return self.fallback or f"[{category}]"
