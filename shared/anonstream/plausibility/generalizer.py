@@ -100,8 +100,9 @@ class WordNetGeneralizer(Generalizer):
     ancestor of at least 2^``bits`` concepts (one term: LUB = the optimum of eq. 1), as its first word
     ("teacher" → "educator" at 6 bits). A phrase WordNet lacks is read by its last word ("secondary school
     teacher" → "teacher"). ``senses``: first or embedding (the sense nearest "<value> (<kind or category>)").
-    A value WordNet does not know, or one that cannot reach 2^bits, becomes ``fallback`` (default: the
-    category label, ``[Demographic]``)."""
+    A value WordNet does not know, a capitalized value WordNet also knows as a name ("Siemens"; "Teacher" is
+    read as "teacher"), or one that cannot reach 2^bits, becomes ``fallback`` (default: the category label,
+    ``[Demographic]``): names are for the swap and the pseudonyms, not for WordNet."""
 
     name = "wordnet"
 
@@ -127,7 +128,10 @@ class WordNetGeneralizer(Generalizer):
         nouns = wordnet.load()
         words = value.split()
         for candidate in (value, words[-1] if len(words) > 1 else None):
-            if candidate and nouns.senses(candidate):
+            found = nouns.senses(candidate) if candidate else ()
+            if found and value[:1].isupper() and any(w[:1].isupper() for s in found for w in nouns.graph.lemmas[s]):
+                break  # a capitalized value WordNet knows as a name ("Siemens": the engineer, or the unit?)
+            if found:
                 result = generalize_terms([candidate], self.bits, senses=self.senses, encode=self._encode(),
                                           context=f"{value} ({kind or category})", nouns=nouns)
                 term = result.terms[0]

@@ -48,6 +48,15 @@ _MONTH_LEVEL = [
 ]
 
 
+# Quarter-level dates ("the third quarter of 2006", "Q3 2006"): one step above the month (item 3 of issue 11).
+QUARTERS = ("first", "second", "third", "fourth")
+_QUARTER_LEVEL = [
+    re.compile(rf"\b(?:the\s+)?(?P<quarter>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\s+(?:of\s+)?{_YEAR}",
+               re.I),
+    re.compile(rf"\bQ(?P<qnum>[1-4])\s*(?:of\s+)?{_YEAR}"),
+]
+
+
 def _month_of(groups: dict[str, str | None]) -> int | None:
     if groups.get("month"):
         return _MONTH_ABBR[groups["month"].lower()[:3]] + 1
@@ -90,15 +99,19 @@ class DateGeneralizer(Generalizer):
     ``fallback`` (default ``[Date]``). ``step`` takes every value one step up the hierarchy day → month →
     year → decade, from the finest level it holds ("31 August 2006" → "August 2006", "August 2006" → "2006",
     "in 1973" → "in the 1970s"; "from 1994 to 1996" → "from the 1990s"), so no date leaves as precise as it came.
+    ``level: quarter`` takes day and month dates to their quarter ("31 August 2006" → "the third quarter of 2006");
+    with ``quarter: true`` the ``step`` hierarchy is day → month → quarter → year → decade ("August 2006" → "the
+    third quarter of 2006" → "2006"). Year level also coarsens quarters ("Q3 2006" → "2006").
     """
 
     name = "date"
 
-    def __init__(self, level: str = "month", fallback: str = "[Date]"):
-        if level not in ("month", "year", "step"):
-            raise ValueError("date generalizer level must be 'month', 'year' or 'step'")
+    def __init__(self, level: str = "month", fallback: str = "[Date]", quarter: bool = False):
+        if level not in ("month", "quarter", "year", "step"):
+            raise ValueError("date generalizer level must be 'month', 'quarter', 'year' or 'step'")
         self.level = level
         self.fallback = fallback
+        self.quarter = quarter
 
     def _coarse(self, m: re.Match, level: str | None = None) -> str:
         groups = m.groupdict()
@@ -108,6 +121,9 @@ class DateGeneralizer(Generalizer):
             return m.group(0)
         if (level or self.level) == "year":
             return year if year else self.fallback
+        if (level or self.level) == "quarter":
+            quarter = f"the {QUARTERS[(month - 1) // 3]} quarter"
+            return f"{quarter} of {year}" if year else quarter
         name = MONTHS[month - 1].capitalize()
         return f"{name} {year}" if year else name
 
@@ -117,16 +133,24 @@ class DateGeneralizer(Generalizer):
         out = value
         for pattern in _DAY_LEVEL:
             out = pattern.sub(self._coarse, out)
-        if self.level == "year":
+        if self.level in ("quarter", "year"):
             for pattern in _MONTH_LEVEL:
                 out = pattern.sub(self._coarse, out)
+        if self.level == "year":
+            for pattern in _QUARTER_LEVEL:
+                out = pattern.sub(lambda m: m.group("year"), out)
         return out
 
     def _step(self, value: str) -> str:
-        for patterns, level in ((_DAY_LEVEL, "month"), (_MONTH_LEVEL, "year")):
+        levels = ((_DAY_LEVEL, "month"), (_MONTH_LEVEL, "quarter"), (_QUARTER_LEVEL, "year")) if self.quarter \
+            else ((_DAY_LEVEL, "month"), (_MONTH_LEVEL, "year"))
+        for patterns, level in levels:
             out = value
             for pattern in patterns:
-                out = pattern.sub(lambda m, lv=level: self._coarse(m, lv), out)
+                if patterns is _QUARTER_LEVEL:
+                    out = pattern.sub(lambda m: m.group("year"), out)
+                else:
+                    out = pattern.sub(lambda m, lv=level: self._coarse(m, lv), out)
             if out != value:
                 return out
         out = _YEAR_ALONE.sub(lambda m: f"the {m.group(1)[:3]}0s", value)
@@ -438,6 +462,16 @@ _REGISTRY: dict[str, Callable[..., Generalizer]] = {
 def register_generalizer(name: str, factory: Callable[..., Generalizer]) -> None:
     """Make ``{name: <name>, **params}`` usable as a category's ``generalizer`` in release files."""
     _REGISTRY[name] = factory
+
+
+def _wordnet_generalizer(**params: Any) -> Generalizer:
+    """``wordnet``: a common noun to its t-plausible WordNet hypernym (paper 002; anonstream.plausibility)."""
+    from ..plausibility.generalizer import WordNetGeneralizer
+
+    return WordNetGeneralizer(**params)
+
+
+register_generalizer("wordnet", _wordnet_generalizer)
 
 
 def build_generalizer(spec: dict[str, Any] | None) -> Generalizer:
