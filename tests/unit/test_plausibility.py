@@ -202,3 +202,24 @@ def test_cli_json_shape(capsys):
     assert terms["flu"]["synset"] == "respiratory_disease.n.01" and terms["flu"]["lemma"] == "respiratory disease"
     assert terms["qwzxv"]["synset"] is None and terms["qwzxv"]["sense_method"] == "unknown"
     assert {"term", "sense", "synset", "lemma", "levels_up", "volume", "bits", "sense_method"} == set(terms["diabetes"])
+
+
+@needs_wordnet
+def test_release_yaml_enables_wordnet(tmp_path):
+    """The README's release snippet: Demographic generalized t-plausibly, the other categories as the default."""
+    import copy
+
+    import yaml
+
+    from anonstream.swap.release import DEFAULT_RELEASE, Release
+
+    obj = copy.deepcopy(DEFAULT_RELEASE)
+    obj["categories"]["Demographic"] = {"status": "G", "generalizer": {"name": "wordnet", "bits": 6}}
+    path = tmp_path / "release.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    release = Release.from_yaml(path)
+    assert release.status("Demographic") == "G"
+    assert release.generalizer("Demographic").generalize("teacher", "Demographic", "occupation") == "educator"
+    with pytest.raises(Exception, match="senses"):
+        Release.from_dict({**obj, "categories": {**obj["categories"], "Misc": {
+            "status": "G", "generalizer": {"name": "wordnet", "senses": "psychic"}}}})
