@@ -46,11 +46,20 @@
 | ANONSTREAM_API_PORT | 8080 | ... and port |
 | ANONSTREAM_API_MAX_BODY_BYTES | 1048576 | larger request bodies get 413 |
 | ANONSTREAM_API_RESULT_TTL_S | 86400 | how long the API keeps a sanitized document for `GET /v1/documents/{id}` (Redis) |
+| ANONSTREAM_KAFKA_SECURITY_PROTOCOL | PLAINTEXT | PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (runtime/kafka.py) |
+| ANONSTREAM_KAFKA_SASL_MECHANISM | SCRAM-SHA-512 | SCRAM-SHA-512, SCRAM-SHA-256 or PLAIN (SASL_* protocols) |
+| ANONSTREAM_KAFKA_SASL_USERNAME | (none) | SASL user (required by the SASL_* protocols) |
+| ANONSTREAM_KAFKA_SASL_PASSWORD | (none) | ... and its password (secret; never a field here) |
+| ANONSTREAM_KAFKA_SSL_CAFILE | (system CAs) | PEM file of the CA that signed the brokers' certificates (SSL, SASL_SSL) |
+| ANONSTREAM_REDIS_USERNAME | (none) | Redis ACL user (AUTH username password) |
+| ANONSTREAM_REDIS_PASSWORD | (none) | ... and its password (secret; never a field here, never in ANONSTREAM_REDIS_URL) |
+| ANONSTREAM_REDIS_CA_FILE | (system CAs) | PEM file of the CA that signed Redis' certificate (needs a `rediss://` URL: TLS) |
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
+from urllib.parse import urlsplit, urlunsplit
 
 
 def _env(name: str, default: str) -> str:
@@ -110,7 +119,27 @@ class Settings:
     api_port: int = field(default_factory=lambda: int(_env("API_PORT", "8080")))
     api_max_body_bytes: int = field(default_factory=lambda: int(_env("API_MAX_BODY_BYTES", str(1 << 20))))
     api_result_ttl_s: int = field(default_factory=lambda: int(_env("API_RESULT_TTL_S", "86400")))
+    # connection security (runtime/kafka.py, stores/redis_state.py); the passwords are read from
+    # ANONSTREAM_KAFKA_SASL_PASSWORD and ANONSTREAM_REDIS_PASSWORD when connecting, not kept here
+    kafka_security_protocol: str = field(default_factory=lambda: _env("KAFKA_SECURITY_PROTOCOL", "PLAINTEXT"))
+    kafka_sasl_mechanism: str = field(default_factory=lambda: _env("KAFKA_SASL_MECHANISM", "SCRAM-SHA-512"))
+    kafka_sasl_username: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_KAFKA_SASL_USERNAME"))
+    kafka_ssl_cafile: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_KAFKA_SSL_CAFILE"))
+    redis_username: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_REDIS_USERNAME"))
+    redis_ca_file: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_REDIS_CA_FILE"))
 
     def describe(self) -> dict[str, object]:
-        """The settings, safe to log (no secrets are fields of this class)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The settings, safe to log (no secrets are fields of this class; a password written into
+        ANONSTREAM_REDIS_URL against the advice above is masked)."""
+        described = {f.name: getattr(self, f.name) for f in fields(self)}
+        described["redis_url"] = _without_password(self.redis_url)
+        return described
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = f"{parts.username}:***" if parts.username else ":***"
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}@{host}"))

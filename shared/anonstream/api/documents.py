@@ -76,10 +76,10 @@ class KafkaDocuments:
         from aiokafka.errors import KafkaConnectionError
 
         from ..runtime.kafka import consumer, producer
-        from ..stores.redis_state import RedisDocumentState, connect
+        from ..stores.redis_state import RedisDocumentState, connect_settings
 
         s = self.settings
-        self._store = RedisDocumentState(connect(s.redis_url), s.tenant, RESULTS_AREA, s.api_result_ttl_s)
+        self._store = RedisDocumentState(connect_settings(s), s.tenant, RESULTS_AREA, s.api_result_ttl_s)
         self._producer = producer(s)
         try:
             await self._producer.start()

@@ -50,7 +50,9 @@ async def _check_topic(settings: Settings, topic: str) -> None:
     from aiokafka import AIOKafkaClient
     from aiokafka.errors import KafkaConnectionError
 
-    client = AIOKafkaClient(bootstrap_servers=settings.bootstrap)
+    from .kafka import security_options
+
+    client = AIOKafkaClient(bootstrap_servers=settings.bootstrap, **security_options(settings))
     try:
         try:
             await client.bootstrap()

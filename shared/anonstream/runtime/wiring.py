@@ -123,7 +123,7 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
     from ..stores.redis_risk import RedisRiskTables
     from ..stores.redis_swap import RedisReplacementMemory, RedisSwapPoolStore, RedisTupleCounts
 
-    client = redis_state.connect(settings.redis_url)
+    client = redis_state.connect_settings(settings)
     pseudonyms: PseudonymStore = InMemoryPseudonymStore()
     if stage_name == "pii":
         from ..stores.redis_pseudonyms import RedisPseudonymStore

@@ -6,19 +6,41 @@ connection failures surface as ``StoreUnavailable``.
 from __future__ import annotations
 
 import functools
+import os
 import random
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import redis
 
 from .. import serde
+from ..config import Settings
 from .base import (Counters, DocumentStateStore, ModelRegistry, ModelVersion, PendingChunks, Reservoir,
                    StoreUnavailable)
 
 
-def connect(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5, health_check_interval=30)
+def connect(url: str, username: str | None = None, password: str | None = None,
+            ca_file: str | None = None) -> redis.Redis:
+    """A client of ``url``; ``rediss://`` is TLS, the server verified against ``ca_file`` (or the
+    system CAs) and its host name; ``username``/``password`` authenticate as a Redis ACL user."""
+    options: dict[str, Any] = dict(socket_timeout=5, socket_connect_timeout=5, health_check_interval=30)
+    if ca_file:
+        if urlsplit(url).scheme != "rediss":
+            raise ValueError("ANONSTREAM_REDIS_CA_FILE is set but ANONSTREAM_REDIS_URL is not rediss:// (TLS)")
+        options.update(ssl_ca_certs=ca_file, ssl_cert_reqs="required", ssl_check_hostname=True)
+    if username and not password:
+        raise ValueError("ANONSTREAM_REDIS_USERNAME is set but ANONSTREAM_REDIS_PASSWORD is not")
+    if password:
+        options.update(username=username, password=password)
+    return redis.Redis.from_url(url, **options)
+
+
+def connect_settings(settings: Settings) -> redis.Redis:
+    """The services' Redis client (the one place they make it): URL, ACL user and CA file from the
+    settings, the password from ANONSTREAM_REDIS_PASSWORD only."""
+    return connect(settings.redis_url, settings.redis_username, os.environ.get("ANONSTREAM_REDIS_PASSWORD"),
+                   settings.redis_ca_file)
 
 
 def _unavailable_on_connection_error(method):
