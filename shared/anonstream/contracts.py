@@ -76,6 +76,21 @@ def _vector_errors(record: dict) -> list[str]:
     return []
 
 
+MAX_DEPTH = 64  # nesting levels of a record's arrays and objects
+
+
+def check_depth(record: Any, limit: int = MAX_DEPTH) -> None:
+    """Raise RecordInvalid when arrays and objects nest deeper than ``limit``. orjson reads up to 1024 levels
+    but writes at most 254, so a deeper record would pass validation and then stop the service at its produce."""
+    stack = [(record, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            raise RecordInvalid(f"$: nested deeper than {limit} levels")
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
 def validate(schema_name: str, record: Any) -> None:
     """Raise RecordInvalid listing (at most five) violated rules of ``schema_name``."""
     walked, vector = _without_float_vector(record)

@@ -7,6 +7,9 @@ Loop, per batch (the commit order is the whole guarantee, so it is spelled out h
      them (acks=all, idempotent producer);
   4. tell the stage its outputs are durable (``after_produced``: e.g. the sink forgets a document);
   5. commit, per partition, the offset after the last record of the batch.
+While a store (Redis) is unreachable (``StoreUnavailable``), the batch is read again from its first offsets
+after ``STORE_RETRY_S`` (nothing is produced or committed for it), ticks are skipped, and step 4 is retried:
+valid records wait for Redis rather than becoming dead letters, and the service stays up.
 A crash before 5 re-delivers the batch; outputs carry idempotency keys (document id, chunk index,
 stage versions), so consumers see duplicates at worst, never a gap. A failed produce stops the
 service without committing (it restarts and re-processes) rather than skipping records.
@@ -38,6 +41,7 @@ from aiokafka.errors import CommitFailedError
 from .. import serde, topics
 from ..config import Settings
 from ..stages.base import Emit, InputMessage, StageDriver
+from ..stores.base import StoreUnavailable
 from . import kafka
 from .dashboard import dashboard_routes
 from .metrics import ServiceMetrics, serve
@@ -52,6 +56,8 @@ TICK_EVERY_S = 1.0
 STATS_EVERY_S = 30.0
 INGESTED_AT_HEADER = "anonstream-ingested-at"
 INGESTED_AT_MAX_DOCS = 100_000
+STORE_RETRY_S = 1.0
+STORE_RETRIES = 300  # step 4 waits this many retries (about 5 min) for the store, then the service stops
 
 
 class StageService:
@@ -92,7 +98,15 @@ class StageService:
                             for records in batches.values() for m in records]
                 if messages:
                     started = time.monotonic()
-                    handled = await loop.run_in_executor(None, self.driver.handle, messages)
+                    try:
+                        handled = await loop.run_in_executor(None, self.driver.handle, messages)
+                    except StoreUnavailable as exc:
+                        log.warning("service %s: store unavailable (%s); reading the batch again in %.0f s",
+                                    self.stage.name, exc, STORE_RETRY_S)
+                        for tp, records in batches.items():
+                            consumer.seek(tp, records[0].offset)
+                        await asyncio.sleep(STORE_RETRY_S)
+                        continue
                     self.metrics.observe_process(time.monotonic() - started)
                     self._remember_ingested(handled.ingested_at)
                     outputs = handled.emits + handled.dead_letters
@@ -101,10 +115,10 @@ class StageService:
                         async with producer.transaction():  # steps 3 and 5 together
                             await self._produce(producer, outputs)
                             await producer.send_offsets_to_transaction(offsets, group)
-                        self._produced(outputs)
+                        await self._produced_retrying(outputs)
                     else:
                         await self._produce(producer, outputs)
-                        self._produced(outputs)
+                        await self._produced_retrying(outputs)
                         if not await self._commit(consumer, offsets):
                             offsets = {}
                     self._committed.update(offsets)
@@ -113,13 +127,17 @@ class StageService:
                 now = time.time()
                 if now - last_tick >= TICK_EVERY_S:
                     last_tick = now
-                    ticked = await loop.run_in_executor(None, self.driver.tick, now)
+                    try:
+                        ticked = await loop.run_in_executor(None, self.driver.tick, now)
+                    except StoreUnavailable as exc:
+                        log.warning("service %s: store unavailable (%s); tick skipped", self.stage.name, exc)
+                        ticked = []
                     if ticked and self.transactional:
                         async with producer.transaction():
                             await self._produce(producer, ticked)
                     else:
                         await self._produce(producer, ticked)
-                    self._produced(ticked)
+                    await self._produced_retrying(ticked)
                     self.metrics.observe_records(produced=len(ticked))
                     await self._measure_lag(consumer)
                 if now - last_stats >= STATS_EVERY_S:
@@ -161,6 +179,19 @@ class StageService:
                 ms = self._ingested_at.pop(emit.partition_key, None)
                 if ms is not None:
                     self.metrics.observe_end_to_end((now_ms - ms) / 1000)
+
+    async def _produced_retrying(self, emits: Sequence[Emit]) -> None:
+        """Step 4, retried while the store is unreachable: the outputs are durable, so giving up here would
+        leave the stage's state behind them (e.g. a reassembled document the sink has not forgotten)."""
+        for attempt in range(STORE_RETRIES + 1):
+            try:
+                self._produced(emits)
+                return
+            except StoreUnavailable as exc:
+                if attempt == STORE_RETRIES:
+                    raise
+                log.warning("service %s: store unavailable (%s) after produce; retrying", self.stage.name, exc)
+                await asyncio.sleep(STORE_RETRY_S)
 
     async def _measure_lag(self, consumer) -> None:
         """Consumer lag per assigned partition: the partition's end (high watermark, as of the last fetch)

@@ -8,6 +8,7 @@ differ only in where the bytes come from and where the results go.
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
 import time
 from abc import ABC, abstractmethod
@@ -16,9 +17,12 @@ from typing import Any, Sequence
 
 from .. import contracts, serde, topics
 from ..records import Chunk
+from ..stores.base import StoreUnavailable
 from ..topics import Topic
 
 log = logging.getLogger(__name__)
+
+DEAD_LETTER_MAX_ORIGINAL = 1 << 20  # bytes of the original kept on a dead letter (base64: 1.4 MB)
 
 
 @dataclass(slots=True)
@@ -99,10 +103,14 @@ def dead_letter(stage: Stage, message: InputMessage, error: BaseException) -> Em
 
     Only the exception class and message are kept; messages of our own errors never quote input
     (contracts.RecordInvalid names places, not values); foreign exception messages are cut short.
+    An original longer than ``DEAD_LETTER_MAX_ORIGINAL`` bytes keeps only its head, with the whole
+    record's size and SHA-256 beside it: a 10 MB record (gzip lets the broker take it) would otherwise
+    make a dead letter the producer refuses, and the service would stop on it.
     """
     text = str(error)
     if not isinstance(error, contracts.RecordInvalid):
         text = text[:300]
+    original = message.value or b""
     value = {
         "stage": stage.name,
         "stage_version": stage.version,
@@ -114,9 +122,12 @@ def dead_letter(stage: Stage, message: InputMessage, error: BaseException) -> Em
             "offset": message.offset,
             "key_b64": None if message.key is None else base64.b64encode(message.key).decode(),
         },
-        "original_b64": base64.b64encode(message.value or b"").decode(),
+        "original_b64": base64.b64encode(original[:DEAD_LETTER_MAX_ORIGINAL]).decode(),
         "failed_at": time.time(),
     }
+    if len(original) > DEAD_LETTER_MAX_ORIGINAL:
+        value["original_size"] = len(original)
+        value["original_sha256"] = hashlib.sha256(original).hexdigest()
     key = f"{message.topic}|{message.partition}|{message.offset}|{stage.name}@{stage.version}"
     return Emit(topics.DEAD_LETTER, key, key, value)
 
@@ -132,6 +143,8 @@ class StageDriver:
         return list(self._by_name)
 
     def handle(self, messages: Sequence[InputMessage]) -> Handled:
+        """Raises ``StoreUnavailable`` (the batch is not the records' fault: the shell reads it again
+        later) instead of dead-lettering valid records while Redis is down."""
         out = Handled()
         accepted: list[tuple[InputMessage, Topic, Any]] = []
         for message in messages:
@@ -143,6 +156,7 @@ class StageDriver:
                     obj = serde.loads(message.value)
                 except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
                     raise contracts.RecordInvalid(f"not JSON: {exc.__class__.__name__}") from None
+                contracts.check_depth(obj)
                 contracts.validate(topic.schema, obj)
                 accepted.append((message, topic, self.stage.decode(topic, obj)))
                 if message.ingested_at_ms is not None and isinstance(obj.get("doc_id"), str):
@@ -153,6 +167,8 @@ class StageDriver:
             return out
         results = self._process(accepted)
         for (message, _, _), result in zip(accepted, results):
+            if isinstance(result, StoreUnavailable):
+                raise result
             if isinstance(result, Exception):
                 out.dead_letters.append(self._reject(message, result))
                 continue
@@ -182,12 +198,16 @@ class StageDriver:
         items = [(topic, item) for _, topic, item in accepted]
         try:
             return self.stage.process(items)
+        except StoreUnavailable:
+            raise
         except Exception:  # noqa: BLE001 - isolate the record that broke the batch
             log.warning("stage %s: batch of %d failed, retrying one by one", self.stage.name, len(items))
             results: list[list[Emit] | Exception] = []
             for item in items:
                 try:
                     results.extend(self.stage.process([item]))
+                except StoreUnavailable:
+                    raise
                 except Exception as exc:  # noqa: BLE001
                     results.append(exc)
             return results

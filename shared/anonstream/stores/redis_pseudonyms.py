@@ -21,6 +21,7 @@ from typing import Any
 
 from ..pii.engine import PseudonymStore
 from ..pii.keys import KeyRing
+from .redis_state import _unavailable_on_connection_error
 
 _LUA = """
 local ttl = tonumber(ARGV[1])
@@ -63,6 +64,7 @@ class RedisPseudonymStore(PseudonymStore):
     def _message(self, namespace: str, entity_key: str, entity_type: str) -> str:
         return "\x1f".join((self.tenant, namespace, entity_type, entity_key))
 
+    @_unavailable_on_connection_error
     def surrogate_for(self, namespace: str, entity_key: str, entity_type: str) -> str:
         prefix = self._prefix(namespace)
         digests = self.keys.digests(self._message(namespace, entity_key, entity_type))
