@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_OUT := out/demo
 
-.PHONY: setup demo test unit integration up down bench clean
+.PHONY: setup demo test test-chaos unit integration up down bench clean
 
 setup: $(STAMP)
 
@@ -28,6 +28,11 @@ demo: setup
 # Unit and integration tests; starts Kafka and Redis (deploy/infra.sh) and stops them afterwards.
 test: setup
 	deploy/run-tests.sh
+
+# Chaos suite (issue 13): kills, broker and Redis restarts, hostile input, leakage; its own Kafka and Redis.
+# Figures: benchmarks/results/reliability.md.
+test-chaos: setup
+	tests/chaos/run.sh
 
 unit: setup
 	$(BIN)/python -m pytest -q tests/unit
