@@ -27,19 +27,13 @@ def add_commands(subparsers) -> None:
 
 
 def cmd_generalize_terms(args: argparse.Namespace) -> int:
-    from .generalizer import generalize_terms
+    from .generalizer import generalize_terms, lazy_encoder
 
     terms = [t.strip() for t in args.terms.split(",") if t.strip()]
     if not terms or args.bits < 0 or not 0 <= args.alpha <= 1:
         print("anonstream generalize-terms: need terms, --t >= 0 and 0 <= --alpha <= 1", file=sys.stderr)
         return 2
-    encode = None
-    if args.senses == "embedding":
-        from ..config import Settings
-        from ..embedding import Embedder
-
-        settings = Settings()
-        encode = Embedder(args.model or settings.embed_model, settings.embed_batch).encode
+    encode = lazy_encoder(args.model) if args.senses == "embedding" else None
     try:
         result = generalize_terms(terms, args.bits, alpha=args.alpha, algorithm=args.algorithm,
                                   senses=args.senses, encode=encode, context=args.context)

@@ -95,6 +95,23 @@ def generalize_terms(terms: Sequence[str], bits_per_term: float, *, alpha: float
                        sum(bits) >= log_t - 1e-9, uniform_cost(bits, log_t, alpha), alpha, algorithm)
 
 
+def lazy_encoder(model: str | None = None) -> Encode:
+    """``Embedder(model).encode`` (default model: ``ANONSTREAM_EMBED_MODEL``), loaded at the first call: terms
+    with a single sense never load the model."""
+    from ..config import Settings
+    from ..embedding import Embedder
+
+    embedder: list[Embedder] = []
+
+    def encode(texts: list[str]):
+        if not embedder:
+            settings = Settings()
+            embedder.append(Embedder(model or settings.embed_model, settings.embed_batch))
+        return embedder[0].encode(texts)
+
+    return encode
+
+
 class WordNetGeneralizer(Generalizer):
     """A common-noun value (an occupation, a MISC term) to its t-plausible WordNet hypernym: the lowest
     ancestor of at least 2^``bits`` concepts (one term: LUB = the optimum of eq. 1), as its first word
@@ -114,15 +131,14 @@ class WordNetGeneralizer(Generalizer):
         self.senses = senses
         self.fallback = fallback
         self.model = model
+        self._encoder: Encode | None = None
 
     def _encode(self) -> Encode | None:
         if self.senses != "embedding":
             return None
-        from ..config import Settings
-        from ..embedding import Embedder
-
-        settings = Settings()
-        return Embedder(self.model or settings.embed_model, settings.embed_batch).encode
+        if self._encoder is None:
+            self._encoder = lazy_encoder(self.model)
+        return self._encoder
 
     def generalize(self, value: str, category: str, kind: str | None = None) -> str:
         nouns = wordnet.load()
