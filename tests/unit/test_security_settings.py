@@ -3,6 +3,7 @@ Redis client (stores/redis_state.py). No broker or Redis needed: both clients co
 from __future__ import annotations
 
 import ssl
+from pathlib import Path
 
 import certifi
 import pytest
@@ -82,3 +83,16 @@ def test_redis_half_configured_is_refused(url, username, password, ca_file, vari
 def test_a_password_in_the_redis_url_is_masked_when_the_settings_are_logged():
     described = Settings(redis_url=f"rediss://svc:{PASSWORD}@redis:6380/0").describe()
     assert described["redis_url"] == "rediss://svc:***@redis:6380/0"
+
+
+def test_compose_passes_the_security_settings_and_takes_passwords_from_the_host_environment_only():
+    import yaml
+
+    from anonstream.runtime.wiring import STAGE_NAMES
+
+    compose = yaml.safe_load((Path(__file__).resolve().parents[2] / "deploy" / "docker-compose.yml").read_text())
+    for stage in STAGE_NAMES:
+        env = compose["services"][stage]["environment"]
+        for name in ("KAFKA_SASL_PASSWORD", "REDIS_PASSWORD"):
+            assert env[f"ANONSTREAM_{name}"] == f"${{ANONSTREAM_{name}:-}}", (stage, name)
+        assert env["ANONSTREAM_KAFKA_SECURITY_PROTOCOL"] == "${ANONSTREAM_KAFKA_SECURITY_PROTOCOL:-PLAINTEXT}"
