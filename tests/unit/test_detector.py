@@ -1,0 +1,104 @@
+"""The learned span detector (shared/anonstream/detector): data preparation, the honest dev split, the metrics,
+the vetting, and a tiny model trained, saved, loaded and plugged into the pii engine."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from anonstream.detector.cli import find_data_root, training_corpus
+from anonstream.detector.data import (TUNE, VALIDATION, AnnotatedText, dev_half, kfold, load_dev_stopgap,
+                                      non_overlapping, paragraphs)
+from anonstream.detector.metrics import score_corpus, score_document
+from anonstream.detector.recognizer import LearnedSpanRecognizer, resolve_detector
+from anonstream.pii.base import Detection
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+needs_data = pytest.mark.skipif(not (DATA / "tab" / "dev-stopgap").exists(), reason="shared/data not present")
+
+
+def test_dev_half_is_fixed_by_the_doc_id():
+    ids = [f"001-{n}" for n in range(60000, 60400)]
+    halves = [dev_half(i) for i in ids]
+    assert halves == [dev_half(i) for i in ids]
+    assert set(halves) == {TUNE, VALIDATION}
+    assert 150 < halves.count(TUNE) < 250
+
+
+def test_kfold_partitions_the_documents():
+    items = [AnnotatedText(str(i), "x", (), "t") for i in range(7)]
+    folds = list(kfold(items, 2))
+    assert [d.doc_id for d in folds[0][1]] == ["0", "2", "4", "6"]
+    for fit, held in folds:
+        assert sorted(d.doc_id for d in fit + held) == sorted(d.doc_id for d in items)
+        assert not {d.doc_id for d in fit} & {d.doc_id for d in held}
+
+
+def test_paragraphs_never_cut_a_span_and_keep_offsets():
+    text = "Mr A. Smith\nlived\nin Oslo.\nHe was born\nin 1960.\n"
+    item = AnnotatedText("d", text, ((3, 17, "PERSON"), (21, 25, "LOC"), (44, 48, "DATETIME")), "t")
+    pieces = list(paragraphs(item, min_chars=5))
+    assert "".join(p for _, p, _ in pieces) == text
+    kept = [(start + s, start + e, t) for start, _, spans in pieces for s, e, t in spans]
+    assert sorted(kept) == sorted(item.spans)  # the span over the first line break keeps its piece whole
+
+
+def test_non_overlapping_keeps_the_longer_span():
+    assert non_overlapping([(0, 5, "ORG"), (2, 10, "LOC"), (12, 14, "CODE")]) == [(2, 10, "LOC"), (12, 14, "CODE")]
+
+
+def test_mention_recall_needs_ninety_percent_and_precision_counts_characters():
+    item = AnnotatedText("d", "x" * 40, ((0, 10, "PERSON"), (20, 30, "ORG")), "t")
+    scores = score_document(item, [(0, 9, "PERSON"), (20, 28, "ORG"), (35, 40, "ORG")])
+    assert scores.recall == 0.5  # 9/10 found, 8/10 not
+    assert scores.recall_by_type() == {"ORG": 0.0, "PERSON": 1.0}
+    assert scores.precision == pytest.approx(17 / 22)
+    assert scores.precision_by_type() == {"ORG": pytest.approx(8 / 13), "PERSON": 1.0}
+    assert score_corpus([item], {}).recall == 0.0  # a document without detections
+
+
+def test_vetting_drops_uncovered_rule_spans_of_vetted_types_only():
+    rec = LearnedSpanRecognizer(nlp=None, vet=("MISC",))
+    found = [Detection(0, 10, "MISC", 0.8, "learned"), Detection(2, 8, "MISC", 0.9, "proper_phrase"),
+             Detection(20, 30, "MISC", 0.9, "spacy_ner"), Detection(20, 30, "PERSON", 0.9, "title")]
+    kept = rec.vet_detections("x" * 40, found)
+    assert [(d.start, d.recognizer) for d in kept] == [(0, "learned"), (2, "proper_phrase"), (20, "title")]
+    assert LearnedSpanRecognizer(nlp=None).vet_detections("x", found) == found
+
+
+def test_detector_spec():
+    assert resolve_detector("shipped")[0].name == "model"
+    assert resolve_detector({"model": "/m", "score": 0.8, "vet": ["ORG"]}) == (Path("/m"), 0.8, ("ORG",))
+    with pytest.raises(ValueError, match="not TAB types"):
+        resolve_detector({"vet": ["GPE"]})
+
+
+@needs_data
+def test_training_corpus_never_reads_the_validation_half_or_the_held_out_fold():
+    root = find_data_root(str(DATA))
+    items, info = training_corpus(root, hold_out_fold=(1, 2))
+    ids = {d.doc_id for d in items}
+    dev = load_dev_stopgap(root / "tab" / "dev-stopgap")
+    assert not ids & {d.doc_id for d in dev if dev_half(d.doc_id) == VALIDATION}
+    assert {d.doc_id for d in dev if dev_half(d.doc_id) == TUNE} <= ids
+    assert info["documents"]["tab-train"] == 50 and info["tab_train_held_out_fold"] == [1, 2]
+    assert all(d.text[s:e].strip() for d in items for s, e, _ in d.spans)
+
+
+def test_tiny_model_trains_saves_loads_and_runs_in_the_engine(tmp_path):
+    from anonstream.detector.train import load_detector, save_detector, train_detector
+    from anonstream.pii.engine import DocumentEntities, PiiConfig, PiiEngine
+
+    text = "Application no. 12345/06 was lodged by Mr Zorblax Quint, a Ruritanian national, on 3 May 2006."
+    spans = ((16, 24, "CODE"), (42, 55, "PERSON"), (59, 69, "DEM"), (83, 93, "DATETIME"))
+    items = [AnnotatedText("a", text, spans, "t"), AnnotatedText("b", text.replace("Zorblax", "Quorbin"), spans, "t")]
+    nlp = train_detector(items, epochs=12, seed=0, progress=False)
+    out = save_detector(nlp, tmp_path / "m", {"documents": 2})
+    assert (out / "ner" / "model").stat().st_size < 10_000_000 and not (out / "ner" / "vocab").exists()
+    rec = LearnedSpanRecognizer(load_detector(out))
+    found = rec.analyze(text)
+    assert {(d.start, d.end, d.type) for d in found} == set(spans)
+    engine = PiiEngine.from_config(PiiConfig(detector=str(out)))
+    assert isinstance(engine.recognizers[-1], LearnedSpanRecognizer)
+    result = engine.detect(text, DocumentEntities("a"))
+    assert any(s.type == "CODE" and s.identifier_type == "DIRECT" for s in result)
