@@ -134,6 +134,9 @@ class PiiConfig:
     # full-text Doc. Only when the enabled spaCy components are just the NER.
     ner_windows: bool = True
     ner_window_context: int = 4
+    # The learned span detector (anonstream.detector, issue 15) as one more recognizer: None (off), "shipped",
+    # a model directory, or {model: ..., score: ..., vet: [...]} (detector/recognizer.py).
+    detector: Any = None
 
     @classmethod
     def from_dict(cls, obj: dict[str, Any]) -> "PiiConfig":
@@ -167,6 +170,10 @@ def build_recognizers(config: PiiConfig) -> list[Recognizer]:
     out = [factory() for name, factory in table if name in enabled]
     if config.deny_list:
         out.append(ListRecognizer(dict(config.deny_list)))
+    if config.detector:
+        from ..detector.recognizer import LearnedSpanRecognizer
+
+        out.append(LearnedSpanRecognizer.from_spec(config.detector, config.spacy_model))
     return out
 
 
@@ -218,6 +225,9 @@ class PiiEngine:
         found: list[Detection] = []
         for r in self.recognizers:
             found.extend(r.analyze(text, doc))
+        for r in self.recognizers:  # a recognizer may overrule the others' detections (detector/recognizer.py)
+            if hasattr(r, "vet_detections"):
+                found = r.vet_detections(text, found)
         found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()
                  and not (d.type == "DATETIME" and is_legal_date(text, d.start, d.end))]
         if self._allow:
