@@ -142,8 +142,11 @@ class StageService:
                     await self._measure_lag(consumer)
                 if now - last_stats >= STATS_EVERY_S:
                     last_stats = now
-                    log.info("service %s: %s %s", self.stage.name, dict(self.metrics.records),
-                             self.stage.metrics())  # numbers only
+                    try:
+                        stage_metrics = self.stage.metrics()  # numbers only; refit's read Redis
+                    except StoreUnavailable:
+                        stage_metrics = "(store unavailable)"
+                    log.info("service %s: %s %s", self.stage.name, dict(self.metrics.records), stage_metrics)
         finally:
             self._stopping.set()
             if server is not None:
