@@ -40,6 +40,9 @@
 | ANONSTREAM_AUDIT_ATTACK_TRAIN | (none) | reference corpus (JSONL) of the audit's attacker; unset: no attack accuracy |
 | ANONSTREAM_AUDIT_ATTACK_LABEL | ticker | metadata field the attacker predicts |
 | ANONSTREAM_AUDIT_ATTACK_KIND | capitalized | attacker of attack/harness.py (full or capitalized) |
+| ANONSTREAM_AUDIT_ID_TARGETS | (none) | intruder corpus (JSONL: writing sample + known fields per released `doc_id`) of the two-stage identification probability (paper 003 eq. 7-9, stages/audit_identification.py); unset: off |
+| ANONSTREAM_AUDIT_ID_FIELDS | (none) | comma-separated metadata fields the intruder knows (stage 1) |
+| ANONSTREAM_AUDIT_MAX_ID | 0.09 | the audit snapshot alerts when a target's identification probability exceeds this (the EMA figure cited by paper 003) |
 | ANONSTREAM_DASHBOARD_FRONTIER | (none) | a `frontier.png` of `anonstream plan-release`, shown on the audit service's dashboard (`GET /`) |
 | ANONSTREAM_API_TOKEN | (required by `anonstream serve`) | bearer token of the REST API (secret; never a field here); unset: the server refuses to start unless `--insecure-no-auth` |
 | ANONSTREAM_API_HOST | 127.0.0.1 | address `anonstream serve` listens on |
@@ -112,6 +115,9 @@ class Settings:
     audit_attack_train: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_AUDIT_ATTACK_TRAIN"))
     audit_attack_label: str = field(default_factory=lambda: _env("AUDIT_ATTACK_LABEL", "ticker"))
     audit_attack_kind: str = field(default_factory=lambda: _env("AUDIT_ATTACK_KIND", "capitalized"))
+    audit_id_targets: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_AUDIT_ID_TARGETS"))
+    audit_id_fields: str = field(default_factory=lambda: _env("AUDIT_ID_FIELDS", ""))
+    audit_max_id: float = field(default_factory=lambda: float(_env("AUDIT_MAX_ID", "0.09")))
     # the risk-utility frontier plot the audit service's dashboard shows (runtime/dashboard.py)
     dashboard_frontier: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_DASHBOARD_FRONTIER"))
     # the REST API (api/); its token is read from ANONSTREAM_API_TOKEN by `anonstream serve`, not kept here

@@ -102,12 +102,19 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
 
             attack = AttackMonitor.from_corpus(settings.audit_attack_train, settings.audit_attack_label,
                                                settings.audit_attack_kind)
+        identification = None
+        if settings.audit_id_targets:
+            from ..stages.audit_identification import IdentificationMonitor
+
+            identification = IdentificationMonitor.from_corpus(
+                settings.audit_id_targets, [f for f in settings.audit_id_fields.split(",") if f], settings.audit_max_id)
         return AuditStage(stores.counters, stores.risk_tables, snapshot_every_s=settings.audit_snapshot_s,
                           release_version=release.version,
                           swapped=release.swapped, population=release.superpopulation_size,
                           max_dr=settings.audit_max_dr, min_k=settings.audit_min_k,
                           embedder=embedder, registry=stores.registry, attack=attack,
-                          utility_sample=min(1.0, settings.audit_utility) if settings.audit_utility > 0 else 1.0)
+                          utility_sample=min(1.0, settings.audit_utility) if settings.audit_utility > 0 else 1.0,
+                          identification=identification, max_identification=settings.audit_max_id)
     raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGE_NAMES)}")
 
 

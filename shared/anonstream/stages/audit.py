@@ -150,10 +150,11 @@ class AuditStage(Stage):
                  clock=time.time, release_version: str | None = None, swapped: Sequence[str] | None = None,
                  population: float = DEFAULT_POPULATION, max_dr: float = 1.0, min_k: int = 1,
                  embedder=None, registry: ModelRegistry | None = None, attack: AttackMonitor | None = None,
-                 utility_sample: float = 1.0):
+                 utility_sample: float = 1.0, identification=None, max_identification: float = 0.09):
         """``embedder`` (``encode(texts) -> unit rows``, the pipeline's) and ``registry`` (mixture versions)
         switch DU on, over the share ``utility_sample`` of the changed chunks; ``attack`` the attacker's
-        accuracy."""
+        accuracy; ``identification`` (``audit_identification.IdentificationMonitor``) the two-stage identification
+        probability (paper 003 eq. 7-9), with an alert when a target's exceeds ``max_identification``."""
         if not 0.0 < utility_sample <= 1.0:
             raise ValueError(f"utility_sample must be in (0, 1], got {utility_sample}")
         self.utility_sample = utility_sample
@@ -169,10 +170,13 @@ class AuditStage(Stage):
         self.embedder = embedder
         self.registry = registry
         self.attack = attack
+        self.identification = identification
+        self.max_identification = max_identification
         self._mixtures: dict[int, Any] = {}
         self._last_snapshot = 0.0
         self._last_risk: dict[str, dict[str, Any]] = {}
         self._last_attack: dict[str, Any] | None = None
+        self._last_identification: dict[str, Any] | None = None
         self.last_report: dict[str, Any] | None = None  # the last snapshot, for the gauges and the dashboard
         self.model_version: int | None = None  # newest mixture version seen on a released chunk
 
@@ -253,6 +257,8 @@ class AuditStage(Stage):
                 changed.append(record)
             if self.attack is not None:
                 self.attack.released(record)
+            if self.identification is not None:
+                self.identification.released(record)
         for version, observations in observed.items():
             self.risk_tables.observe(version, observations)
         for version, observations in self._utility(changed).items():
@@ -295,6 +301,12 @@ class AuditStage(Stage):
                     alerts.append({"kind": "k", "scope": scope, "release_version": version, "value": k,
                                    "threshold": self.min_k})
                     log.warning("audit alert (%s): k %d < %d (n=%d)", scope, k, self.min_k, r["n_released"])
+        worst = (self._last_identification or {}).get("max")
+        if worst is not None and worst > self.max_identification:
+            alerts.append({"kind": "identification", "scope": "all_time", "value": worst,
+                           "threshold": self.max_identification})
+            log.warning("audit alert: two-stage identification probability %.4f > %.4f (%d targets)", worst,
+                        self.max_identification, self._last_identification["targets"])
         return alerts
 
     def report(self) -> dict[str, Any]:
@@ -307,6 +319,7 @@ class AuditStage(Stage):
         risk = self._risk()
         self._last_risk = risk
         self._last_attack = self.attack.result() if self.attack is not None else None
+        self._last_identification = self.identification.result() if self.identification is not None else None
         self.last_report = {
             "emitted_at": self.clock(),
             "chunks": counts.get("chunks", 0),
@@ -320,6 +333,7 @@ class AuditStage(Stage):
             "utility_unscored": counts.get("utility.unscored", 0),
             "risk": risk,
             "attack": self._last_attack,
+            "identification": self._last_identification,
             "alerts": self._alerts(risk),
         }
         return self.last_report
