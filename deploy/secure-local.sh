@@ -127,10 +127,6 @@ PROPS
 
 start_kafka() {
   local admin_password="$1" user="$2" password="$3" cid props pid py
-  if node_running 1; then
-    log "secure kafka already running (pid $(read_pid "$(pid_file 1)"))"
-    return 0
-  fi
   for p in "$PORT1" "$CONTROLLER_PORT"; do
     port_in_use "$p" && die "port 127.0.0.1:$p is already in use (set ANONSTREAM_SECURE_KAFKA_PORT / _CONTROLLER_PORT)"
   done
@@ -167,10 +163,6 @@ redis_running() { pid_is_ours "$(read_pid "$REDIS_PID_FILE")" "127.0.0.1:$REDIS_
 
 start_redis() {
   local user="$1" password="$2" pid
-  if redis_running; then
-    log "secure redis already running (pid $(read_pid "$REDIS_PID_FILE"))"
-    return 0
-  fi
   port_in_use "$REDIS_PORT" && die "port 127.0.0.1:$REDIS_PORT is already in use (set ANONSTREAM_SECURE_REDIS_PORT)"
   command -v redis-server >/dev/null 2>&1 || apt_install redis-server
   rm -rf "$REDIS_RUN"
@@ -268,6 +260,8 @@ up() {
     cat "$ENV_FILE"
     return 0
   fi
+  # half running (one of the two died) or not at all: start both afresh, with new keys and passwords
+  down >&2
   command -v openssl >/dev/null 2>&1 || apt_install openssl
   mkdir -p "$SECURE_RUN"
   kafka_user="${ANONSTREAM_KAFKA_SASL_USERNAME:-anonstream}"
