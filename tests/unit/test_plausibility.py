@@ -223,3 +223,19 @@ def test_release_yaml_enables_wordnet(tmp_path):
     with pytest.raises(Exception, match="senses"):
         Release.from_dict({**obj, "categories": {**obj["categories"], "Misc": {
             "status": "G", "generalizer": {"name": "wordnet", "senses": "psychic"}}}})
+
+
+@needs_wordnet
+def test_min_term_bits_floor():
+    """Paper 002's sentence on real WordNet at t = 32 (1.25 bits/term): uniform t-PAT leaves Sacramento as it is
+    (state capital would cost (5.83 − 1.25)² in eq. 1's local term); the per-term floor generalizes it."""
+    from anonstream.plausibility.generalizer import generalize_terms
+
+    terms = ["Sacramento", "marijuana", "lumbar pain", "liver cancer"]
+    plain = generalize_terms(terms, 1.25)
+    assert plain.satisfied and plain.requested_bits == 5
+    assert plain.terms[0].synset is None and plain.terms[0].bits == 0
+    floored = generalize_terms(terms, 1.25, min_term_bits=1.25)
+    assert floored.satisfied and all(t.bits >= 1.25 for t in floored.terms)
+    assert floored.terms[0].synset == "state_capital.n.01"
+    assert floored.cost.total > plain.cost.total  # the floor costs eq. 1 uniformity, never t

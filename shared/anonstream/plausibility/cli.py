@@ -13,6 +13,9 @@ def add_commands(subparsers) -> None:
     p.add_argument("--terms", required=True, help='comma-separated nouns, e.g. "diabetes,leukemia,flu"')
     p.add_argument("--t", type=float, required=True, dest="bits",
                    help="bits per term: the terms together must have t = 2^(BITS x m) plausible originals")
+    p.add_argument("--min-term-bits", type=float, default=0.0,
+                   help="floor per term: each shown synset stands for at least 2^X concepts (default 0: only the "
+                        "set's t counts, so a term may stay as it is)")
     p.add_argument("--alpha", type=float, default=0.5, help="eq. 1: weight of the global term (default 0.5)")
     p.add_argument("--algorithm", choices=("greedy", "lub", "exact"), default="greedy",
                    help="greedy: LUB + top-down greedy (Alg. 4 + 6, default); lub: Alg. 4 alone; exact: Alg. 3")
@@ -30,13 +33,15 @@ def cmd_generalize_terms(args: argparse.Namespace) -> int:
     from .generalizer import generalize_terms, lazy_encoder
 
     terms = [t.strip() for t in args.terms.split(",") if t.strip()]
-    if not terms or args.bits < 0 or not 0 <= args.alpha <= 1:
-        print("anonstream generalize-terms: need terms, --t >= 0 and 0 <= --alpha <= 1", file=sys.stderr)
+    if not terms or args.bits < 0 or args.min_term_bits < 0 or not 0 <= args.alpha <= 1:
+        print("anonstream generalize-terms: need terms, --t >= 0, --min-term-bits >= 0 and 0 <= --alpha <= 1",
+              file=sys.stderr)
         return 2
     encode = lazy_encoder(args.model) if args.senses == "embedding" else None
     try:
         result = generalize_terms(terms, args.bits, alpha=args.alpha, algorithm=args.algorithm,
-                                  senses=args.senses, encode=encode, context=args.context)
+                                  senses=args.senses, encode=encode, context=args.context,
+                                  min_term_bits=args.min_term_bits)
     except FileNotFoundError as exc:
         print(f"anonstream generalize-terms: {exc}", file=sys.stderr)
         return 2

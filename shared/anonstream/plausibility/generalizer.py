@@ -2,7 +2,9 @@
 generalized so that H(d̄) = Σ_i log2 volume(w̄_i) ≥ bits · m (t = 2^(bits·m), digest §7 item 3), at the
 least uniform t-PAT cost (eq. 1) LUB + TDGS find (Alg. 4 + 6), or the exact optimum (Alg. 3) for small sets.
 
-Terms WordNet does not know as nouns are suppressed (§2.1: unknown terms are likely unusual, hence identifying)
+Uniform t-PAT is a guarantee on the set: a term may stay as it is when the others carry its share (eq. 1 only
+penalizes it). ``min_term_bits`` adds a floor per term (each shown node at least 2^min_term_bits concepts, or its
+root), so no term is disclosed whatever the others do. Terms WordNet does not know as nouns are suppressed (§2.1: unknown terms are likely unusual, hence identifying)
 and do not count in m. ``WordNetGeneralizer`` is the release's ``wordnet`` generalizer: one value at a time, so
 each value alone reaches 2^bits plausible concepts.
 """
@@ -42,6 +44,7 @@ class TermGeneralization:
 class TermsResult:
     terms: tuple[TermGeneralization, ...]
     bits_per_term: float
+    min_term_bits: float       # the per-term floor (0: none)
     requested_bits: float      # log2 t = bits_per_term · m (m: known terms)
     achieved_bits: float       # H(d̄) = log2 |D(d̄)| (Lemma 2)
     plausible_texts: int       # |D(d̄)| = Π volumes
@@ -51,7 +54,8 @@ class TermsResult:
     algorithm: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"bits_per_term": self.bits_per_term, "t_requested_bits": round(self.requested_bits, 4),
+        return {"bits_per_term": self.bits_per_term, "min_term_bits": self.min_term_bits,
+                "t_requested_bits": round(self.requested_bits, 4),
                 "t_achieved_bits": round(self.achieved_bits, 4), "plausible_texts": self.plausible_texts,
                 "satisfied": self.satisfied, "alpha": self.alpha, "algorithm": self.algorithm,
                 "cost": {"global": round(self.cost.global_, 6), "local": round(self.cost.local, 6),
@@ -61,9 +65,11 @@ class TermsResult:
 
 def generalize_terms(terms: Sequence[str], bits_per_term: float, *, alpha: float = 0.5, algorithm: str = "greedy",
                      senses: str = "first", encode: Encode | None = None, context: str | None = None,
-                     min_margin: float = 0.05, nouns: wordnet.WordNetNouns | None = None) -> TermsResult:
-    """Generalize ``terms`` together for t = 2^(bits_per_term · m). ``senses``: first, embedding (needs
-    ``encode``; the context defaults to the terms themselves) or common (see ``senses.py``)."""
+                     min_margin: float = 0.05, min_term_bits: float = 0.0,
+                     nouns: wordnet.WordNetNouns | None = None) -> TermsResult:
+    """Generalize ``terms`` together for t = 2^(bits_per_term · m), each term to at least 2^min_term_bits
+    concepts. ``senses``: first, embedding (needs ``encode``; the context defaults to the terms themselves) or
+    common (see ``senses.py``)."""
     from .cost import cost as uniform_cost
 
     if algorithm not in ALGORITHMS:
@@ -74,10 +80,12 @@ def generalize_terms(terms: Sequence[str], bits_per_term: float, *, alpha: float
     choices = [choose_sense(graph, found, senses, context or ", ".join(terms), encode, min_margin)
                for _, found in known]
     paths = [graph.path(c.node) for c in choices]
+    floors = [next((j for j, v in enumerate(graph.path_volumes(p)) if math.log2(v) >= min_term_bits - 1e-9),
+                   len(p) - 1) for p in paths]  # the lowest level each term may take
     log_t = bits_per_term * len(known)
-    plan: Plan = ALGORITHMS[algorithm]([graph.path_volumes(p) for p in paths], log_t, alpha)
+    plan: Plan = ALGORITHMS[algorithm]([graph.path_volumes(p)[lo:] for p, lo in zip(paths, floors)], log_t, alpha)
     out: list[TermGeneralization | None] = [None] * len(terms)
-    for (i, found), choice, path, level in zip(known, choices, paths, plan.levels):
+    for (i, found), choice, path, level in zip(known, choices, paths, (lo + j for lo, j in zip(floors, plan.levels))):
         node, volume = path[level], graph.path_volumes(path)[level]
         if choice.method == "common" and level > 0:  # Alg. 2: a hypernym true of several senses
             node = common_term(graph, [graph.path(s) for s in found], volume)
@@ -91,7 +99,7 @@ def generalize_terms(terms: Sequence[str], bits_per_term: float, *, alpha: float
             out[i] = TermGeneralization(term, None, None, None, 0, 1, 0.0, "unknown")
     bits = [t.bits for t in out if t.sense is not None]
     plausible_texts = math.prod(t.volume for t in out if t.sense is not None)
-    return TermsResult(tuple(out), bits_per_term, log_t, sum(bits), plausible_texts,
+    return TermsResult(tuple(out), bits_per_term, min_term_bits, log_t, sum(bits), plausible_texts,
                        sum(bits) >= log_t - 1e-9, uniform_cost(bits, log_t, alpha), alpha, algorithm)
 
 
