@@ -48,7 +48,7 @@ def cmd_generalize_terms(args: argparse.Namespace) -> int:
     summary = result.as_dict()
     if args.json:
         print(json.dumps(summary))
-        return 0
+        return 0 if result.satisfied else 1
     for t in summary["terms"]:
         shown = f"{t['synset']} ({t['lemma']})" if t["synset"] else ("suppressed" if t["sense"] is None else "unchanged")
         print(f"{t['term']}: {shown}, {t['bits']} bits [{t['sense_method']}]")
