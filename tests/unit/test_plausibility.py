@@ -185,6 +185,9 @@ def test_wordnet_release_generalizer():
     assert g.generalize("secondary school teacher", "Demographic", "occupation") == "educator"
     assert g.generalize("Siemens", "Organization") == "[Organization]"  # a name, not the unit
     assert g.generalize("qwzxv", "Misc") == "[Misc]"
+    chained = build_generalizer({"name": "wordnet", "bits": 6, "otherwise": {"name": "label", "label": "a group"}})
+    assert chained.generalize("Danish", "Demographic") == "a group"
+    assert chained.generalize("teacher", "Demographic") == "educator"
 
 
 @needs_wordnet

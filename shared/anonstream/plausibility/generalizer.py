@@ -127,12 +127,15 @@ class WordNetGeneralizer(Generalizer):
     teacher" → "teacher"). ``senses``: first or embedding (the sense nearest "<value> (<kind or category>)").
     A value WordNet does not know, a capitalized value WordNet also knows as a name ("Siemens"; "Teacher" is
     read as "teacher"), or one that cannot reach 2^bits, becomes ``fallback`` (default: the category label,
-    ``[Demographic]``): names are for the swap and the pseudonyms, not for WordNet."""
+    ``[Demographic]``): names are for the swap and the pseudonyms, not for WordNet. ``otherwise``: a generalizer
+    spec for those values instead (``{name: demographic}``: "Danish" → "European")."""
 
     name = "wordnet"
 
     def __init__(self, bits: float = 6.0, senses: str = "first", fallback: str | None = None,
-                 model: str | None = None):
+                 model: str | None = None, otherwise: dict[str, Any] | None = None):
+        from ..swap.generalize import build_generalizer
+
         if senses not in ("first", "embedding"):
             raise ValueError("wordnet generalizer senses must be 'first' or 'embedding'")
         self.bits = bits
@@ -140,6 +143,7 @@ class WordNetGeneralizer(Generalizer):
         self.fallback = fallback
         self.model = model
         self._encoder: Encode | None = None
+        self.otherwise = build_generalizer(otherwise) if otherwise else None
 
     def _encode(self) -> Encode | None:
         if self.senses != "embedding":
@@ -162,4 +166,6 @@ class WordNetGeneralizer(Generalizer):
                 if result.satisfied and term.lemma:
                     return term.lemma
                 break
+        if self.otherwise is not None:
+            return self.otherwise.generalize(value, category, kind)
         return self.fallback or f"[{category}]"
