@@ -229,3 +229,9 @@ def test_ingest_and_pii_services_run_on_the_secured_pair(services, secure_env):
     for name, (_, log_path) in processes.items():
         log_text = log_path.read_text(errors="replace")
         assert not [s for s in secrets if s in log_text], f"a password is in the {name} service's log"
+
+
+def test_produce_names_the_security_settings_when_the_broker_refuses(secured, monkeypatch):
+    monkeypatch.setenv("ANONSTREAM_KAFKA_SASL_PASSWORD", WRONG_PASSWORD)
+    with pytest.raises(clients.ClientError, match=r"over SASL_SSL \(or refused the ANONSTREAM_KAFKA_\* credentials"):
+        asyncio.run(clients.produce(secured, [], progress=False))

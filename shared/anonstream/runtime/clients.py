@@ -57,7 +57,9 @@ async def _check_topic(settings: Settings, topic: str) -> None:
         try:
             await client.bootstrap()
         except KafkaConnectionError:
-            raise ClientError(f"Kafka is not reachable at {settings.bootstrap} (ANONSTREAM_BOOTSTRAP); "
+            secured = "" if settings.kafka_security_protocol.upper() == "PLAINTEXT" else (
+                f" over {settings.kafka_security_protocol} (or refused the ANONSTREAM_KAFKA_* credentials or CA)")
+            raise ClientError(f"Kafka is not reachable at {settings.bootstrap} (ANONSTREAM_BOOTSTRAP){secured}; "
                               "start the services with `make up`") from None
         metadata = await client.fetch_all_metadata()
         if topic not in metadata.topics():
