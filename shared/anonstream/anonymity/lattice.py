@@ -80,20 +80,35 @@ class SearchResult:
 
 
 def _class_ids(qis: Sequence[QuasiIdentifier], node: Sequence[int]) -> np.ndarray:
-    key = np.zeros(qis[0].codes.shape[1], dtype=np.int64)
+    key, span = np.zeros(qis[0].codes.shape[1], dtype=np.int64), 1
     for qi, level in zip(qis, node):
         codes = qi.codes[level]
-        key = key * (int(codes.max()) + 1) + codes
-        key = np.unique(key, return_inverse=True)[1]  # keep the key small
-    return key
+        width = int(codes.max()) + 1
+        if span * width >= 2 ** 62:  # compact before the mixed-radix key overflows
+            key = np.unique(key, return_inverse=True)[1]
+            span = int(key.max()) + 1
+        key, span = key * width + codes, span * width
+    return np.unique(key, return_inverse=True)[1]
+
+
+def compress(qis: Sequence[QuasiIdentifier], sensitive: np.ndarray | None
+             ) -> tuple[list[QuasiIdentifier], np.ndarray | None, np.ndarray]:
+    """One weighted row per distinct (leaf tuple, sensitive value): the same classes, far fewer rows."""
+    columns = [qi.codes[0] for qi in qis] + ([] if sensitive is None else [np.asarray(sensitive)])
+    _, first, weights = np.unique(np.stack(columns, axis=1), axis=0, return_index=True, return_counts=True)
+    small = [QuasiIdentifier(qi.name, qi.codes[:, first], qi.shares[:, first], qi.labels) for qi in qis]
+    return small, None if sensitive is None else np.asarray(sensitive)[first], weights
 
 
 def evaluate(qis: Sequence[QuasiIdentifier], node: Sequence[int], k: int, l: int = 1,
-             sensitive: np.ndarray | None = None, suppression_limit: float = 0.0) -> NodeEvaluation:
-    """Group the records at ``node``, suppress the classes below k (or below l distinct ``sensitive`` codes)."""
-    n = qis[0].codes.shape[1]
+             sensitive: np.ndarray | None = None, suppression_limit: float = 0.0,
+             weights: np.ndarray | None = None) -> NodeEvaluation:
+    """Group the records at ``node``, suppress the classes below k (or below l distinct ``sensitive`` codes).
+    ``weights``: records per row (``compress``), default one."""
+    w = np.ones(qis[0].codes.shape[1], dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+    n = int(w.sum())
     ids = _class_ids(qis, node)
-    sizes = np.bincount(ids)
+    sizes = np.bincount(ids, weights=w).astype(np.int64)
     keep_class = sizes >= k
     distinct = None
     if sensitive is not None:
@@ -101,11 +116,11 @@ def evaluate(qis: Sequence[QuasiIdentifier], node: Sequence[int], k: int, l: int
         distinct = np.bincount(pairs // (int(sensitive.max()) + 1), minlength=len(sizes))
         keep_class &= distinct >= l
     keep = keep_class[ids]
-    suppressed = int(n - keep.sum())
+    suppressed = int(n - w[keep].sum())
     losses = []
     for qi, level in zip(qis, node):
         floor = 1.0 / len(qi.labels[0])  # a leaf's share
-        share = np.where(keep, qi.shares[level], 1.0).mean()
+        share = float(np.where(keep, qi.shares[level], 1.0) @ w) / n
         losses.append((share - floor) / (1.0 - floor) if floor < 1.0 else 0.0)
     suppressed_distinct = 0 if sensitive is None else len(np.unique(sensitive[~keep]))
     return NodeEvaluation(tuple(int(x) for x in node), suppressed <= suppression_limit * n,
@@ -120,6 +135,7 @@ def _order(e: NodeEvaluation) -> tuple:
 def search(qis: Sequence[QuasiIdentifier], k: int, l: int = 1, sensitive: np.ndarray | None = None,
            suppression_limit: float = 0.0) -> SearchResult:
     """The feasible node of least loss (see the module docstring), pruning below infeasible nodes."""
+    qis, sensitive, weights = compress(qis, sensitive)
     nodes = sorted(itertools.product(*(range(qi.levels) for qi in qis)), key=lambda v: (-sum(v), v))
     infeasible = np.empty((0, len(qis)), dtype=np.int64)
     best, evaluated = None, 0
@@ -127,7 +143,7 @@ def search(qis: Sequence[QuasiIdentifier], k: int, l: int = 1, sensitive: np.nda
         if len(infeasible) and bool((np.asarray(node) <= infeasible).all(axis=1).any()):
             continue
         evaluated += 1
-        result = evaluate(qis, node, k, l, sensitive, suppression_limit)
+        result = evaluate(qis, node, k, l, sensitive, suppression_limit, weights)
         if not result.feasible:
             infeasible = np.vstack([infeasible, np.asarray(node)])
         elif best is None or _order(result) < _order(best):
