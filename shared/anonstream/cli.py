@@ -12,7 +12,8 @@ from .config import Settings
 # Modules that contribute sub-commands through ``add_commands(subparsers)``.
 COMMAND_MODULES = ("anonstream.pii.cli", "anonstream.mixture.cli", "anonstream.swap.cli", "anonstream.evaluation.cli", "anonstream.risk.cli", "anonstream.attack.cli", "anonstream.planner.cli",
                    "anonstream.api.cli", "anonstream.runtime.clients", "anonstream.detector.cli",
-                   "anonstream.plausibility.cli", "anonstream.synthesis.cli")
+                   "anonstream.plausibility.cli", "anonstream.synthesis.cli",
+                   "anonstream.hierarchy.cli")
 
 
 def _run(args: argparse.Namespace) -> int:

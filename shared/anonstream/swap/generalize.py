@@ -448,6 +448,13 @@ class PhraseGeneralizer(Generalizer):
 _NOT_HEADS = frozenset("the of and for a an in on at to by with de la".split())
 
 
+def _hierarchy_generalizer(**params: Any) -> Generalizer:
+    """A value up a stored embedding-cluster hierarchy (hierarchy/generalizer.py; imported when used)."""
+    from ..hierarchy.generalizer import HierarchyGeneralizer
+
+    return HierarchyGeneralizer(**params)
+
+
 _REGISTRY: dict[str, Callable[..., Generalizer]] = {
     "label": LabelGeneralizer,
     "date": DateGeneralizer,
@@ -456,6 +463,7 @@ _REGISTRY: dict[str, Callable[..., Generalizer]] = {
     "range": RangeGeneralizer,
     "demographic": DemographicGeneralizer,
     "phrase": PhraseGeneralizer,
+    "hierarchy": _hierarchy_generalizer,
 }
 
 
