@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from ..swap.generalize import Generalizer
 from . import wordnet
-from .cost import Cost
+from .cost import Cost, cost, plausible
 from .search import Plan, exact_search, lub_search, top_down_greedy
 from .senses import Encode, choose_sense, common_term
 
@@ -70,8 +70,6 @@ def generalize_terms(terms: Sequence[str], bits_per_term: float, *, alpha: float
     """Generalize ``terms`` together for t = 2^(bits_per_term · m), each term to at least 2^min_term_bits
     concepts. ``senses``: first, embedding (needs ``encode``; the context defaults to the terms themselves) or
     common (see ``senses.py``)."""
-    from .cost import cost as uniform_cost
-
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}")
     nouns = nouns or wordnet.load()
@@ -90,7 +88,7 @@ def generalize_terms(terms: Sequence[str], bits_per_term: float, *, alpha: float
         if choice.method == "common" and level > 0:  # Alg. 2: a hypernym true of several senses
             node = common_term(graph, [graph.path(s) for s in found], volume)
             volume, level = graph.volume(node), (path.index(node) if node in path else level)
-        shown = level > 0 or node != path[0]
+        shown = level > 0  # level 0: the term itself (a common hypernym is only sought above it)
         out[i] = TermGeneralization(terms[i], graph.names[path[0]], graph.names[node] if shown else None,
                                     graph.lemma(node) if shown else None, level, volume, math.log2(volume),
                                     choice.method)
@@ -100,7 +98,7 @@ def generalize_terms(terms: Sequence[str], bits_per_term: float, *, alpha: float
     bits = [t.bits for t in out if t.sense is not None]
     plausible_texts = math.prod(t.volume for t in out if t.sense is not None)
     return TermsResult(tuple(out), bits_per_term, min_term_bits, log_t, sum(bits), plausible_texts,
-                       sum(bits) >= log_t - 1e-9, uniform_cost(bits, log_t, alpha), alpha, algorithm)
+                       plausible(bits, log_t), cost(bits, log_t, alpha), alpha, algorithm)
 
 
 def lazy_encoder(model: str | None = None) -> Encode:

@@ -1,8 +1,8 @@
 """Choosing one generalization level per term (paper 002 §4): LUB search with the top-down greedy refinement
 (Alg. 4 + Alg. 6), and the exact uniform t-PAT solver (Alg. 3, UEP) used as the oracle of the tests.
 
-A problem is the volumes along each term's path (``volumes[i][j]``: the j-th ancestor of term i, ``volumes[i][0]
-== 1`` for the term itself, non-decreasing in j) and log2 t. A ``Plan`` gives the level j_i of every term. When
+A problem is the volumes along each term's path (``volumes[i][j]``: the j-th ancestor of term i, non-decreasing in
+j; ``volumes[i][0]`` is 1, the term itself, unless a floor cut the lower levels off) and log2 t. A ``Plan`` gives the level j_i of every term. When
 even every term's root cannot reach t, every algorithm returns the roots, with ``satisfied`` False.
 """
 from __future__ import annotations
