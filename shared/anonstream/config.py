@@ -42,6 +42,11 @@
 | ANONSTREAM_AUDIT_ATTACK_KIND | capitalized | attacker of attack/harness.py (full or capitalized) |
 | ANONSTREAM_AUDIT_ID_TARGETS | (none) | intruder corpus (JSONL: writing sample + known fields per released `doc_id`) of the two-stage identification probability (paper 003 eq. 7-9, stages/audit_identification.py); unset: off |
 | ANONSTREAM_AUDIT_ID_FIELDS | (none) | comma-separated metadata fields the intruder knows (stage 1) |
+| ANONSTREAM_SYNTH_FIELDS | (none) | comma-separated metadata fields the sink replaces by a draw of the synthesizer the refit stage fits and versions in Redis (paper 003, synthesis/stream.py); unset: off |
+| ANONSTREAM_SYNTH_LAMBDA_RATIO | 0.1 | its knob R = λ/λ_max (R >= 1: the marginal; pick it with `anonstream synth-calibrate`) |
+| ANONSTREAM_SYNTH_REFIT_S | 3600 | refit interval (the last 5000 complete documents the refit stage saw) |
+| ANONSTREAM_SYNTH_MIN_DOCS | 50 | no fit before this many complete documents with every field |
+| ANONSTREAM_SYNTH_SURFACE_FORMS | (none) | JSON `{field: {level: [words]}}` of the consistency rule (synthesis/consistency.py) |
 | ANONSTREAM_AUDIT_MAX_ID | 0.09 | the audit snapshot alerts when a target's identification probability exceeds this (the EMA figure cited by paper 003) |
 | ANONSTREAM_DASHBOARD_FRONTIER | (none) | a `frontier.png` of `anonstream plan-release`, shown on the audit service's dashboard (`GET /`) |
 | ANONSTREAM_API_TOKEN | (required by `anonstream serve`) | bearer token of the REST API (secret; never a field here); unset: the server refuses to start unless `--insecure-no-auth` |
@@ -118,6 +123,12 @@ class Settings:
     audit_id_targets: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_AUDIT_ID_TARGETS"))
     audit_id_fields: str = field(default_factory=lambda: _env("AUDIT_ID_FIELDS", ""))
     audit_max_id: float = field(default_factory=lambda: float(_env("AUDIT_MAX_ID", "0.09")))
+    # the metadata synthesizer in the stream (synthesis/stream.py): refit publishes, sink draws; off when unset
+    synth_fields: str = field(default_factory=lambda: _env("SYNTH_FIELDS", ""))
+    synth_lambda_ratio: float = field(default_factory=lambda: float(_env("SYNTH_LAMBDA_RATIO", "0.1")))
+    synth_refit_s: float = field(default_factory=lambda: float(_env("SYNTH_REFIT_S", "3600")))
+    synth_min_docs: int = field(default_factory=lambda: int(_env("SYNTH_MIN_DOCS", "50")))
+    synth_surface_forms: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_SYNTH_SURFACE_FORMS"))
     # the risk-utility frontier plot the audit service's dashboard shows (runtime/dashboard.py)
     dashboard_frontier: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_DASHBOARD_FRONTIER"))
     # the REST API (api/); its token is read from ANONSTREAM_API_TOKEN by `anonstream serve`, not kept here

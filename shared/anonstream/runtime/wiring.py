@@ -2,7 +2,7 @@
 stores for the services. The stage classes are the same either way."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..config import Settings
 from ..pii.engine import InMemoryPseudonymStore, PiiEngine, PiiConfig, PseudonymStore
@@ -28,6 +28,8 @@ class Stores:
     tuple_counts: TupleCounts
     replacements: ReplacementMemory
     risk_tables: RiskTables
+    # versions of the metadata synthesizer (paper 003; refit publishes, sink draws)
+    synthesis_registry: base.ModelRegistry = field(default_factory=base.InMemoryModelRegistry)
 
 
 def in_memory_stores(settings: Settings) -> Stores:
@@ -43,6 +45,25 @@ def in_memory_stores(settings: Settings) -> Stores:
         replacements=InMemoryReplacementMemory(),
         risk_tables=InMemoryRiskTables(settings.audit_window_s, settings.audit_bucket_s),
     )
+
+
+def _synthesis(settings: Settings, stores: Stores, stage: str):
+    """The metadata synthesizer's part in the refit or the sink stage; None when ANONSTREAM_SYNTH_FIELDS is unset."""
+    fields = [f for f in settings.synth_fields.split(",") if f]
+    if not fields:
+        return None
+    from ..synthesis.stream import MetadataSynthesis, SynthesisRefitter
+
+    if stage == "refit":
+        return SynthesisRefitter(stores.synthesis_registry, fields, settings.synth_lambda_ratio,
+                                 settings.synth_refit_s, settings.synth_min_docs)
+    forms = None
+    if settings.synth_surface_forms:
+        import json
+        from pathlib import Path
+
+        forms = json.loads(Path(settings.synth_surface_forms).read_text(encoding="utf-8"))
+    return MetadataSynthesis(stores.synthesis_registry, fields, forms)
 
 
 def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
@@ -75,7 +96,8 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         return RefitStage(Refitter(stores.reservoir, stores.registry, settings.mixture_family,
                                    settings.mixture_k, settings.mixture_min_weight,
                                    settings.refit_interval_s, settings.refit_min_samples,
-                                   settings.refit_drift_nats))
+                                   settings.refit_drift_nats),
+                          synthesis=_synthesis(settings, stores, "refit"))
     if name == "swap":
         from ..stages.swap import SwapStage
         from ..swap import Release, SwapProcessor
@@ -86,7 +108,7 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
     if name == "sink":
         from ..stages.sink import SinkStage
 
-        return SinkStage(stores.pending, settings.reassembly_wait_s)
+        return SinkStage(stores.pending, settings.reassembly_wait_s, synthesis=_synthesis(settings, stores, "sink"))
     if name == "audit":
         from ..swap import Release
 
@@ -149,4 +171,5 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
         replacements=RedisReplacementMemory(client, settings.tenant),
         risk_tables=RedisRiskTables(client, settings.tenant, window_s=settings.audit_window_s,
                                     bucket_s=settings.audit_bucket_s),
+        synthesis_registry=redis_state.RedisModelRegistry(client, settings.tenant, area="synthesis"),
     )

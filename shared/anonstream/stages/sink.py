@@ -35,8 +35,10 @@ class SinkStage(ChunkStage):
     version = "1"
     inputs = (topics.CHUNKS_SANITIZED,)
 
-    def __init__(self, pending: PendingChunks, max_wait_s: float = 900.0, clock=time.time):
+    def __init__(self, pending: PendingChunks, max_wait_s: float = 900.0, clock=time.time, synthesis=None):
+        """``synthesis`` (``synthesis.stream.MetadataSynthesis``): replace metadata fields by a draw (paper 003)."""
         self.pending = pending
+        self.synthesis = synthesis
         self.max_wait_s = max_wait_s
         self.clock = clock
         # Documents emitted but not yet acknowledged: after a crash every re-delivered chunk of a
@@ -77,6 +79,8 @@ class SinkStage(ChunkStage):
         }
         if chunks[0].get("release") is not None:
             value["release"] = chunks[0]["release"]
+        if self.synthesis is not None:
+            value["metadata"] = self.synthesis.apply(doc_id, value["text"], value["metadata"])
         return Emit(topics.SANITIZED, f"{doc_id}|{fp}", doc_id, value)
 
     def tick(self, now: float) -> list[Emit]:

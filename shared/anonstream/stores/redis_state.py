@@ -126,8 +126,8 @@ class RedisModelRegistry(_RedisStore, ModelRegistry):
     live one. The new hash, the pointer move and the pruning happen in one MULTI/EXEC transaction,
     so a reader following the pointer always finds a complete model."""
 
-    def __init__(self, client: redis.Redis, tenant: str, keep: int = 5):
-        super().__init__(client, tenant, "mixture")
+    def __init__(self, client: redis.Redis, tenant: str, keep: int = 5, area: str = "mixture"):
+        super().__init__(client, tenant, area)     # area "synthesis": the metadata synthesizer's versions
         self.keep = keep
 
     @_unavailable_on_connection_error

@@ -17,6 +17,8 @@ nothing about the text, but it does reproduce the marginal.
 """
 from __future__ import annotations
 
+import io
+import json
 import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -47,6 +49,15 @@ class TextFeatures:
                                           max_features=self.max_features).fit(texts)
         return self
 
+    @classmethod
+    def from_vocabulary(cls, words: Sequence[str]) -> "TextFeatures":
+        """The fitted features again from their vocabulary (column order), e.g. loaded from the registry."""
+        return cls(vectorizer=CountVectorizer(lowercase=True, token_pattern=_LETTERS,
+                                              vocabulary={w: i for i, w in enumerate(words)}))
+
+    def vocabulary(self) -> list[str]:
+        return [] if self.vectorizer is None else self.vectorizer.get_feature_names_out().tolist()
+
     def transform(self, texts: Sequence[str]) -> sp.csr_matrix:
         if self.vectorizer is None:
             raise RuntimeError("TextFeatures.fit first")
@@ -54,7 +65,7 @@ class TextFeatures:
 
     @property
     def vocabulary_size(self) -> int:
-        return 0 if self.vectorizer is None else len(self.vectorizer.vocabulary_)
+        return len(self.vocabulary())
 
 
 def _one_hot(values: Sequence[str], levels: Sequence[str]) -> sp.csr_matrix:
@@ -76,36 +87,37 @@ def lambda_max(X: sp.spmatrix | np.ndarray, y: Sequence[str]) -> float:
 
 @dataclass
 class FieldModel:
-    """One link of the chain: the field, the fields it conditions on, and its fitted logit."""
+    """One link of the chain: the field, the fields it conditions on, and its fitted coefficients
+    (``coef`` levels x columns, ``intercept`` per level; None: one level only, or R >= 1, the marginal)."""
 
     name: str
     previous: tuple[str, ...]
     levels: np.ndarray
-    scaler: StandardScaler
-    row_scale: float
-    logit: LogisticRegression | None      # None: one level only, or R >= 1 (intercept-only)
+    scale: np.ndarray                     # per column: 1 / (standard deviation x the largest row norm)
+    coef: np.ndarray | None
+    intercept: np.ndarray | None
     marginal: np.ndarray
     lambda_max: float
     lam: float
 
     @property
     def nonzero(self) -> int:
-        return 0 if self.logit is None else int(np.count_nonzero(self.logit.coef_))
+        return 0 if self.coef is None else int(np.count_nonzero(self.coef))
 
     def scaled(self, X: sp.csr_matrix) -> sp.csr_matrix:
-        return (self.scaler.transform(X) / self.row_scale).tocsr()
+        return sp.csr_matrix(X.multiply(self.scale[None, :]))
 
     def proba(self, X: sp.csr_matrix) -> np.ndarray:
-        """Predictive probabilities over ``levels`` given the unscaled design (eq. 3 with the plug-in mode)."""
-        Xs = self.scaled(X)
-        if self.logit is None:
-            return np.tile(self.marginal, (Xs.shape[0], 1))
-        P = self.logit.predict_proba(Xs)
-        if P.shape[1] == len(self.levels):
-            return P
-        out = np.zeros((Xs.shape[0], len(self.levels)))     # a binary logit reports its two classes
-        out[:, np.searchsorted(self.levels, self.logit.classes_)] = P
-        return out
+        """Predictive probabilities over ``levels`` given the unscaled design (eq. 1 and eq. 3 with the
+        plug-in mode): softmax of the linear predictor; the binary case is sklearn's one-column logit."""
+        if self.coef is None:
+            return np.tile(self.marginal, (X.shape[0], 1))
+        eta = np.asarray(self.scaled(X) @ self.coef.T) + self.intercept[None, :]
+        if eta.shape[1] == 1:
+            eta = np.hstack([np.zeros_like(eta), eta])
+        eta -= eta.max(axis=1, keepdims=True)
+        P = np.exp(eta)
+        return P / P.sum(axis=1, keepdims=True)
 
 
 @dataclass
@@ -147,21 +159,27 @@ class SequentialSynthesizer:
         for j, f in enumerate(self.fields):
             previous = self.fields[:j]
             X = self._design(Xt, values, previous, levels)
-            scaler = StandardScaler(with_mean=False).fit(X)
-            row_scale = float(np.sqrt(scaler.transform(X).multiply(scaler.transform(X)).sum(axis=1)).max()) or 1.0
-            Xs = (scaler.transform(X) / row_scale).tocsr()
+            standardized = StandardScaler(with_mean=False).fit(X)
+            Z = standardized.transform(X)
+            row_scale = float(np.sqrt(Z.multiply(Z).sum(axis=1)).max()) or 1.0
+            scale = 1.0 / (standardized.scale_ * row_scale)
+            Xs = sp.csr_matrix(X.multiply(scale[None, :]))
             y = np.asarray(values[f], dtype=object).astype(str)
             counts = np.array([np.sum(y == level) for level in levels[f]], dtype=np.float64)
             lmax = lambda_max(Xs, y)
             lam = self.lambda_ratio * lmax
-            logit = None
+            coef = intercept = None
             if len(levels[f]) > 1 and self.lambda_ratio < 1.0 and lmax > 0:
                 logit = LogisticRegression(l1_ratio=1.0, C=1.0 / (n * lam), solver="saga", max_iter=self.max_iter,
                                            tol=self.tol)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     logit.fit(Xs, y)
-            self.models.append(FieldModel(f, previous, levels[f], scaler, row_scale, logit, counts / counts.sum(), lmax, lam))
+                if not np.array_equal(logit.classes_, levels[f]):
+                    raise RuntimeError(f"field {f!r}: the logit's classes differ from the levels")
+                coef, intercept = logit.coef_.copy(), logit.intercept_.copy()
+            self.models.append(FieldModel(f, previous, levels[f], scale, coef, intercept, counts / counts.sum(),
+                                          lmax, lam))
         return self
 
     def levels(self) -> dict[str, np.ndarray]:
@@ -194,6 +212,34 @@ class SequentialSynthesizer:
             synthetic[m.name] = [str(v) for v in m.levels[idx]]
             probabilities[m.name] = P
         return synthetic, probabilities
+
+    def to_bytes(self) -> bytes:
+        """A portable model (npz: the arrays, plus a JSON header; no pickle), for the registry."""
+        header = {"fields": list(self.fields), "lambda_ratio": self.lambda_ratio, "vocabulary": self.text.vocabulary(),
+                  "models": [{"name": m.name, "previous": list(m.previous), "levels": m.levels.tolist(),
+                              "lambda_max": m.lambda_max, "lambda": m.lam, "fitted": m.coef is not None}
+                             for m in self.models]}
+        arrays = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
+        for j, m in enumerate(self.models):
+            arrays[f"scale_{j}"], arrays[f"marginal_{j}"] = m.scale, m.marginal
+            if m.coef is not None:
+                arrays[f"coef_{j}"], arrays[f"intercept_{j}"] = m.coef, m.intercept
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "SequentialSynthesizer":
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            header = json.loads(z["header"].tobytes().decode())
+            synthesizer = cls(tuple(header["fields"]), header["lambda_ratio"],
+                              TextFeatures.from_vocabulary(header["vocabulary"]))
+            for j, m in enumerate(header["models"]):
+                synthesizer.models.append(FieldModel(
+                    m["name"], tuple(m["previous"]), np.asarray(m["levels"], dtype=object).astype(str), z[f"scale_{j}"],
+                    z[f"coef_{j}"] if m["fitted"] else None, z[f"intercept_{j}"] if m["fitted"] else None,
+                    z[f"marginal_{j}"], m["lambda_max"], m["lambda"]))
+        return synthesizer
 
     def summary(self) -> dict:
         return {"lambda_ratio": self.lambda_ratio, "vocabulary": self.text.vocabulary_size,
