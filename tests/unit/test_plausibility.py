@@ -184,6 +184,7 @@ def test_wordnet_release_generalizer():
     assert g.generalize("teacher", "Demographic", "occupation") == "educator"  # teacher 33 < 64 <= educator 72
     assert g.generalize("secondary school teacher", "Demographic", "occupation") == "educator"
     assert g.generalize("Siemens", "Organization") == "[Organization]"  # a name, not the unit
+    assert g.generalize("Turkish armed forces", "Misc") == "[Misc]"  # a name, not force.n.01 ("quality")
     assert g.generalize("qwzxv", "Misc") == "[Misc]"
     chained = build_generalizer({"name": "wordnet", "bits": 6, "otherwise": {"name": "label", "label": "a group"}})
     assert chained.generalize("Danish", "Demographic") == "a group"

@@ -121,8 +121,8 @@ def lazy_encoder(model: str | None = None) -> Encode:
 class WordNetGeneralizer(Generalizer):
     """A common-noun value (an occupation, a MISC term) to its t-plausible WordNet hypernym: the lowest
     ancestor of at least 2^``bits`` concepts (one term: LUB = the optimum of eq. 1), as its first word
-    ("teacher" → "educator" at 6 bits). A phrase WordNet lacks is read by its last word ("secondary school
-    teacher" → "teacher"). ``senses``: first or embedding (the sense nearest "<value> (<kind or category>)").
+    ("teacher" → "educator" at 6 bits). A lower-case phrase WordNet lacks is read by its last word ("secondary
+    school teacher" → "teacher"); a capitalized one is a name ("Turkish armed forces" is not any "force"). ``senses``: first or embedding (the sense nearest "<value> (<kind or category>)").
     A value WordNet does not know, a capitalized value WordNet also knows as a name ("Siemens"; "Teacher" is
     read as "teacher"), or one that cannot reach 2^bits, becomes ``fallback`` (default: the category label,
     ``[Demographic]``): names are for the swap and the pseudonyms, not for WordNet. ``otherwise``: a generalizer
@@ -153,7 +153,7 @@ class WordNetGeneralizer(Generalizer):
     def generalize(self, value: str, category: str, kind: str | None = None) -> str:
         nouns = wordnet.load()
         words = value.split()
-        for candidate in (value, words[-1] if len(words) > 1 else None):
+        for candidate in (value, words[-1] if len(words) > 1 and value[:1].islower() else None):
             found = nouns.senses(candidate) if candidate else ()
             if found and value[:1].isupper() and any(w[:1].isupper() for s in found for w in nouns.graph.lemmas[s]):
                 break  # a capitalized value WordNet knows as a name ("Siemens": the engineer, or the unit?)
