@@ -7,7 +7,8 @@
 #     listener is SSL and requires a client certificate; the SCRAM users (the broker's own and the
 #     services') are written into the metadata log when the storage is formatted (kafka-storage format
 #     --add-scram), so they exist before the broker first starts;
-#   * Redis with TLS only (plain port 0) and an ACL file: user `default` off, one user with a password.
+#   * Redis with TLS only (plain port 0) and an ACL file: user `default` off, one user with a password,
+#     limited to the keys anonstream:* and to commands outside @dangerous.
 #
 #   deploy/secure-local.sh up        start both; print the services' environment (ANONSTREAM_*, secrets
 #                                    included) on stdout, so `eval "$(deploy/secure-local.sh up)"` works
@@ -167,8 +168,9 @@ start_redis() {
   command -v redis-server >/dev/null 2>&1 || apt_install redis-server
   rm -rf "$REDIS_RUN"
   mkdir -p "$REDIS_RUN"
-  # the ACL file holds the password's SHA-256, not the password
-  (umask 077 && printf 'user default off\nuser %s on #%s ~* &* +@all\n' "$user" \
+  # the ACL file holds the password's SHA-256, not the password; the user reaches the project's keys
+  # (every store key starts with anonstream:) and no @dangerous command (FLUSHALL, KEYS, CONFIG, ...)
+  (umask 077 && printf 'user default off\nuser %s on #%s ~anonstream:* +@all -@dangerous\n' "$user" \
     "$(printf '%s' "$password" | openssl dgst -sha256 -r | cut -d' ' -f1)" >"$REDIS_RUN/users.acl")
   nohup redis-server --bind 127.0.0.1 --port 0 --tls-port "$REDIS_PORT" --protected-mode yes \
     --tls-cert-file "$PKI/server.pem" --tls-key-file "$PKI/server.key" --tls-ca-cert-file "$PKI/ca.pem" \

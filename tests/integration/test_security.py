@@ -3,8 +3,9 @@
 The broker takes SASL_SSL with SCRAM-SHA-512 only (its controller listener: TLS with a client
 certificate), Redis TLS with its ACL user only. Every other way in is refused: plaintext, TLS without
 SASL, SASL without TLS, a wrong password, a server certificate checked against the system CAs instead
-of ours, Redis' default user. Then the ingest and pii services run against them, configured from the
-environment alone, and their output arrives; the passwords appear in none of their log lines.
+of ours, Redis' default user; Redis' user reaches only the project's keys and no @dangerous command.
+Then the ingest and pii services run against them, configured from the environment alone, and their
+output arrives; the passwords appear in none of their log lines.
 """
 from __future__ import annotations
 
@@ -153,6 +154,16 @@ def test_redis_refuses_every_other_way_in(secured, monkeypatch, way_in, refusal)
         monkeypatch.setenv("ANONSTREAM_REDIS_PASSWORD", WRONG_PASSWORD)
     with pytest.raises(refusal):
         _redis_ping(settings)
+
+
+@pytest.mark.parametrize("command", [("SET", "outside-the-namespace", "1"), ("FLUSHALL",), ("KEYS", "*")])
+def test_redis_user_is_limited_to_the_projects_keys_and_safe_commands(secured, command):
+    client = connect_settings(secured)
+    try:
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            client.execute_command(*command)
+    finally:
+        client.close()
 
 
 async def _read_chunks(settings: Settings, want: dict[str, int], services, timeout_s: float) -> list[dict]:
