@@ -40,9 +40,21 @@ def test_levels_nest_and_end_at_the_root(method):
             assert parent.setdefault(p[level - 1], p[level]) == p[level]
 
 
-@pytest.mark.parametrize("method", ["ward", "kmeans"])
-def test_labels_never_name_a_rare_member(method):
-    h = build_hierarchy("fruit", COUNTS, fake_embed, method=method, min_label_count=10)
+def test_mass_cut_levels_nest_and_split_only_heavy_halves():
+    h = build_hierarchy("fruit", COUNTS, fake_embed, cut="mass", ratio=2.0)
+    sizes = h.info["cluster_counts"]
+    assert sizes[0] == 18 and sizes[-1] == 1 and sizes == sorted(sizes, reverse=True) and len(set(sizes)) == len(sizes)
+    for level in range(1, h.levels):
+        parent: dict[str, str] = {}
+        for p in h.paths.values():
+            assert parent.setdefault(p[level - 1], p[level]) == p[level]
+    with pytest.raises(ValueError):
+        build_hierarchy("fruit", COUNTS, fake_embed, method="kmeans", cut="mass")
+
+
+@pytest.mark.parametrize("method,cut", [("ward", "count"), ("kmeans", "count"), ("ward", "mass")])
+def test_labels_never_name_a_rare_member(method, cut):
+    h = build_hierarchy("fruit", COUNTS, fake_embed, method=method, cut=cut, min_label_count=10)
     rare = {v for v, c in COUNTS.items() if c < 10}
     for level in range(1, h.levels):
         nodes: dict[str, set[str]] = {}

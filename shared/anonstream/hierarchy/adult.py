@@ -50,8 +50,8 @@ def manual_hierarchy(data_dir: Path, attribute: str, values: Sequence[str]) -> H
 
 
 def embedding_hierarchies(table: dict[str, list[str]], embed: Callable[[list[str]], np.ndarray], method: str,
-                          ratio: float, embedding_model: str) -> dict[str, Hierarchy]:
-    return {a: build_hierarchy(a, Counter(table[a]), embed, method=method, ratio=ratio,
+                          ratio: float, embedding_model: str, cut: str = "count") -> dict[str, Hierarchy]:
+    return {a: build_hierarchy(a, Counter(table[a]), embed, method=method, ratio=ratio, cut=cut,
                                embedding_model=embedding_model) for a in QUASI_IDENTIFIERS}
 
 

@@ -34,7 +34,7 @@ def _build(args: argparse.Namespace) -> int:
     reference = ([line.strip() for line in Path(args.reference).read_text().splitlines() if line.strip()]
                  if args.reference else [])
     embedder = Embedder(args.model or Settings().embed_model)
-    hierarchy = build_hierarchy(args.category, counts, embedder.encode, method=args.method, ratio=args.ratio,
+    hierarchy = build_hierarchy(args.category, counts, embedder.encode, method=args.method, ratio=args.ratio, cut=args.cut,
                                 reference=reference, min_label_count=args.min_label_count,
                                 embedding_model=embedder.model_name, seed=args.seed)
     where = []
@@ -81,8 +81,8 @@ def _adult_bench(args: argparse.Namespace) -> int:
     embedder = Embedder(args.model) if args.model else Embedder()
     methods = ("ward", "kmeans") if args.method == "both" else (args.method,)
     for method in methods:
-        built = adult.embedding_hierarchies(table, embedder.encode, method, args.ratio, embedder.model_name)
-        rows += adult.bench(table, built, ks, "embedding", method)
+        built = adult.embedding_hierarchies(table, embedder.encode, method, args.ratio, embedder.model_name, args.cut)
+        rows += adult.bench(table, built, ks, "embedding", method if args.cut == "count" else f"{method}-{args.cut}")
     rows.sort(key=lambda r: (r.k, r.hierarchies != "manual"))
     if args.json:
         print(json.dumps({"rows": [r.as_dict() for r in rows]}))
@@ -103,7 +103,9 @@ def add_commands(subparsers) -> None:
     build.add_argument("--values", required=True, help="text file, one observed value per line (repeats count)")
     build.add_argument("--reference", help="text file of reference vocabulary, one value per line")
     build.add_argument("--method", choices=["ward", "kmeans"], default="ward")
-    build.add_argument("--ratio", type=float, default=2.0, help="cluster count divisor per level")
+    build.add_argument("--cut", choices=["count", "mass"], default="count",
+                       help="levels by cluster count (n/ratio^j) or record mass (halves of >= ratio^j records)")
+    build.add_argument("--ratio", type=float, default=2.0, help="divisor (count) or factor (mass) per level")
     build.add_argument("--min-label-count", type=int, default=10,
                        help="a node is named after a member only if it has this many records")
     build.add_argument("--model", help="embedding model (default: ANONSTREAM_EMBED_MODEL)")
@@ -120,7 +122,8 @@ def add_commands(subparsers) -> None:
     bench = sub.add_parser("adult-bench", help="paper 004's Adult table: manual vs embedding hierarchies")
     bench.add_argument("--data", required=True, help="folder with adult.data and arx-hierarchies/")
     bench.add_argument("--k", default="2,5,10,20,30,50,100")
-    bench.add_argument("--method", choices=["ward", "kmeans", "both"], default="ward")
+    bench.add_argument("--method", choices=["ward", "kmeans", "both"], default="kmeans")
+    bench.add_argument("--cut", choices=["count", "mass"], default="count", help="levels by cluster count or record mass")
     bench.add_argument("--ratio", type=float, default=2.0)
     bench.add_argument("--model", help="embedding model (default: the project's)")
     bench.add_argument("--json", action="store_true", help='one JSON document {"rows": [...]}')
