@@ -113,3 +113,21 @@ def test_cli_synth_writes_documents_and_report(tmp_path, capsys):
     assert set(r) >= {"lambda", "lambda_max", "pmse_ratio", "agreement"}
     assert r["lambda"]["state"] == pytest.approx(0.05 * r["lambda_max"]["state"])
     assert r["agreement"]["state"] >= 0.85
+
+
+def test_cli_calibrate_reports_the_path_and_the_choice(tmp_path):
+    texts, values = corpus(60)
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(json.dumps({"doc_id": f"d{i}", "text": t, "metadata": {"state": s}}) + "\n"
+                           for i, (t, s) in enumerate(zip(texts, values["state"]))))
+    report = tmp_path / "calibration.json"
+    assert main(["synth-calibrate", "--input", str(src), "--fields", "state", "--report", str(report),
+                 "--points", "3", "--min-ratio", "0.01", "--copies", "2", "--projections", "2"]) == 0
+    r = json.loads(report.read_text())
+    assert [round(e["lambda_ratio"], 6) for e in r["path"]] == [1.0, 0.1, 0.01]
+    assert r["chosen"] in r["path"] and r["overfit_warning"] == (r["chosen"]["pmse_ratio"] < 1)
+    missing = tmp_path / "missing.jsonl"
+    missing.write_text(json.dumps({"doc_id": "x", "text": "t", "metadata": {}}) + "\n")
+    with pytest.raises(SystemExit, match="missing from the metadata of 1 of 1"):
+        main(["synth", "--input", str(missing), "--fields", "state", "--lambda-ratio", "1", "--out",
+              str(tmp_path / "o.jsonl"), "--report", str(tmp_path / "r.json")])
