@@ -99,3 +99,20 @@ def test_in_memory_registry_versions():
     assert [registry.publish("fruit", h) for _ in range(3)] == [1, 2, 3]
     assert registry.current_version("fruit") == 3 and registry.load("fruit", 1) is None
     assert registry.load("fruit").hierarchy is h
+
+
+def test_release_spec_builds_the_hierarchy_generalizer_from_a_file(tmp_path):
+    import json
+
+    from anonstream.swap.generalize import build_generalizer, known_generalizers
+
+    h = build_hierarchy("fruit", COUNTS, fake_embed)
+    (tmp_path / "fruit.json").write_text(json.dumps(h.to_dict()))
+    (tmp_path / "fruit.csv").write_text(h.to_arx_csv())
+    assert "hierarchy" in known_generalizers()
+    for name in ("fruit.json", "fruit.csv"):
+        g = build_generalizer({"name": "hierarchy", "path": str(tmp_path / name), "level": 2})
+        assert g.generalize("apple", "Fruit") == (h.paths["apple"][2] if h.paths["apple"][2] != "apple"
+                                                   else h.paths["apple"][3])
+    with pytest.raises(ValueError):
+        build_generalizer({"name": "hierarchy"})

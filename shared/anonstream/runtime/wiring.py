@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..config import Settings
+from ..hierarchy.registry import HierarchyRegistry, InMemoryHierarchyRegistry
 from ..pii.engine import InMemoryPseudonymStore, PiiEngine, PiiConfig, PseudonymStore
 from ..stages.audit import AuditStage
 from ..stages.base import Stage
@@ -30,6 +31,8 @@ class Stores:
     risk_tables: RiskTables
     # versions of the metadata synthesizer (paper 003; refit publishes, sink draws)
     synthesis_registry: base.ModelRegistry = field(default_factory=base.InMemoryModelRegistry)
+    # versions of the value hierarchies (paper 004; refit publishes, the hierarchy generalizer reads)
+    hierarchy_registry: HierarchyRegistry = field(default_factory=InMemoryHierarchyRegistry)
 
 
 def in_memory_stores(settings: Settings) -> Stores:
@@ -91,13 +94,15 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         return ClusterStage(stores.registry, settings.mixture_family, settings.mixture_k,
                             settings.mixture_min_weight)
     if name == "refit":
+        from ..hierarchy.stream import HierarchyRefitter
         from ..stages.refit import Refitter, RefitStage
 
         return RefitStage(Refitter(stores.reservoir, stores.registry, settings.mixture_family,
                                    settings.mixture_k, settings.mixture_min_weight,
                                    settings.refit_interval_s, settings.refit_min_samples,
                                    settings.refit_drift_nats),
-                          synthesis=_synthesis(settings, stores, "refit"))
+                          synthesis=_synthesis(settings, stores, "refit"),
+                          hierarchies=HierarchyRefitter.from_env(stores.hierarchy_registry, settings.embed_model))
     if name == "swap":
         from ..stages.swap import SwapStage
         from ..swap import Release, SwapProcessor
@@ -149,6 +154,7 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
     """The services' stores (Redis). Only the pii stage needs the pseudonym key (a secret, from
     the environment); it refuses to start without one."""
     from ..stores import redis_state
+    from ..stores.redis_hierarchy import RedisHierarchyRegistry
     from ..stores.redis_risk import RedisRiskTables
     from ..stores.redis_swap import RedisReplacementMemory, RedisSwapPoolStore, RedisTupleCounts
 
@@ -172,4 +178,5 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
         risk_tables=RedisRiskTables(client, settings.tenant, window_s=settings.audit_window_s,
                                     bucket_s=settings.audit_bucket_s),
         synthesis_registry=redis_state.RedisModelRegistry(client, settings.tenant, area="synthesis"),
+        hierarchy_registry=RedisHierarchyRegistry(client, settings.tenant),
     )

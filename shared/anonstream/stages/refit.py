@@ -114,21 +114,27 @@ class RefitStage(ChunkStage):
     version = "1"
     inputs = (topics.CHUNKS_EMBEDDED,)
 
-    def __init__(self, refitter: Refitter, synthesis=None):
-        """``synthesis`` (``synthesis.stream.SynthesisRefitter``): also refit the metadata synthesizer."""
+    def __init__(self, refitter: Refitter, synthesis=None, hierarchies=None):
+        """``synthesis`` (``synthesis.stream.SynthesisRefitter``): also refit the metadata synthesizer;
+        ``hierarchies`` (``hierarchy.stream.HierarchyRefitter``): also rebuild the value hierarchies."""
         self.refitter = refitter
         self.synthesis = synthesis
+        self.hierarchies = hierarchies
 
 
     def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
         self.refitter.observe([chunk for _, chunk in items])
         if self.synthesis is not None:
             self.synthesis.observe([chunk for _, chunk in items])
+        if self.hierarchies is not None:
+            self.hierarchies.observe([chunk for _, chunk in items])
         return [[] for _ in items]
 
     def tick(self, now: float) -> list[Emit]:
         if self.synthesis is not None:
             self.synthesis.maybe_refit()
+        if self.hierarchies is not None:
+            self.hierarchies.maybe_refit()
         event = self.refitter.maybe_refit()
         return [] if event is None else [model_update_emit(event)]
 
