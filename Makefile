@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml deploy/system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/python -m anonstream.embedding_onnx  # the embedding model's ONNX export, once into the cache
 	@touch $@
 
 demo: setup

@@ -12,6 +12,8 @@
 | ANONSTREAM_SPACY_MODEL | (resolved) | spaCy pipeline name or path for the pii stage |
 | ANONSTREAM_PII_CONFIG | (built-in defaults) | PII config (YAML/JSON: recognizers, policy options) of the pii stage |
 | ANONSTREAM_EMBED_MODEL | all-MiniLM-L6-v2 | sentence-transformers model name or path |
+| ANONSTREAM_EMBED_BACKEND | onnx | onnx (ONNX Runtime, int8), onnx-fp32 or torch (embedding.py; an ONNX backend that cannot run falls back to torch) |
+| ANONSTREAM_ONNX_CACHE | $XDG_CACHE_HOME/anonstream/onnx | where the ONNX export of the embedding model is written on first use (embedding_onnx.py) |
 | ANONSTREAM_EMBED_BATCH | 16 | model batch size (texts per forward pass) |
 | ANONSTREAM_EMBED_WINDOW | 128 | records per embed call; the encoder sorts a window by length before cutting model batches, which saves padding |
 | ANONSTREAM_EMBED_MAX_WAIT_MS | 200 | longest wait to fill an embedding window |
@@ -86,6 +88,7 @@ class Settings:
     spacy_model: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_SPACY_MODEL"))
     pii_config: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_PII_CONFIG"))
     embed_model: str = field(default_factory=lambda: _env("EMBED_MODEL", "all-MiniLM-L6-v2"))
+    embed_backend: str = field(default_factory=lambda: _env("EMBED_BACKEND", "onnx"))
     embed_batch: int = field(default_factory=lambda: int(_env("EMBED_BATCH", "16")))
     embed_window: int = field(default_factory=lambda: int(_env("EMBED_WINDOW", "128")))
     embed_max_wait_ms: int = field(default_factory=lambda: int(_env("EMBED_MAX_WAIT_MS", "200")))

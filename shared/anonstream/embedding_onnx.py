@@ -1,0 +1,205 @@
+"""The ONNX Runtime backend of the sentence embeddings: the model's transformer exported locally.
+
+A sentence-transformers model of the form Transformer -> Pooling(mean) -> Normalize (its ``modules.json``
+and ``1_Pooling/config.json``; ``all-MiniLM-L6-v2`` is one) runs here as:
+
+* tokenization with the model's own tokenizer (``transformers.AutoTokenizer``), padded to the longest text
+  of a batch and truncated at ``max_seq_length`` (``sentence_bert_config.json``), as sentence-transformers
+  calls it; texts are sorted by decreasing length before batches are cut, as ``SentenceTransformer.encode``
+  does;
+* the transformer as an ONNX graph in ONNX Runtime;
+* mean pooling and normalization in numpy exactly as sentence-transformers does: the sum of the token
+  vectors under the attention mask over max(token count, 1e-9), then x / max(||x||_2, 1e-12).
+
+The export is a reproducible step, done once per (weights, config, library versions) into a cache
+directory (``ANONSTREAM_ONNX_CACHE``, default ``$XDG_CACHE_HOME/anonstream/onnx``): ``torch.onnx.export``
+of the transformer (eager attention, so ONNX Runtime's BERT optimizer fuses attention, GELU and layer
+norms), ``model-fp32.onnx`` = that optimized graph, ``model-int8.onnx`` = its int8 dynamic quantization
+(weights per channel, 7-bit range, activations quantized per call) of every MatMul except each layer's
+feed-forward output projection, whose GELU outputs carry the outliers that pushed the quantized vectors
+below 0.99 cosine of torch's (benchmarks/results/embed.md has the measured cosines).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+PRECISIONS = ("int8", "fp32")
+EXPORT_FORMAT = 1  # bump when the export or the quantization recipe changes: a new cache entry
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+CACHE_ENV = "ANONSTREAM_ONNX_CACHE"
+
+
+def unsupported_reason(model_path: str) -> str | None:
+    """Why ``model_path`` cannot run here (None: it can): a local sentence-transformers directory whose
+    modules are exactly Transformer, mean Pooling and Normalize."""
+    root = Path(model_path)
+    try:
+        modules = json.loads((root / "modules.json").read_text())
+        pooling = json.loads((root / "1_Pooling" / "config.json").read_text())
+    except (OSError, ValueError):
+        return "not a local sentence-transformers directory with modules.json and 1_Pooling/config.json"
+    kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+    if kinds != ["Transformer", "Pooling", "Normalize"]:
+        return f"modules {kinds}, not Transformer, Pooling, Normalize"
+    modes = sorted(k for k, v in pooling.items() if k.startswith("pooling_mode") and v)
+    if modes != ["pooling_mode_mean_tokens"]:
+        return f"pooling {modes}, not mean"
+    return None
+
+
+def cache_root() -> Path:
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "anonstream" / "onnx"
+
+
+def fingerprint(model_path: str) -> str:
+    """sha256 of the weights and configs of the model and of the versions that shape the export."""
+    digest = hashlib.sha256(f"format {EXPORT_FORMAT}".encode())
+    for dist in ("torch", "transformers", "onnx", "onnxruntime"):
+        digest.update(f"{dist} {version(dist)}".encode())
+    root = Path(model_path)
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".json", ".safetensors", ".bin", ".txt")):
+        digest.update(str(path.relative_to(root)).encode())
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def export(model_path: str, directory: Path) -> None:
+    """Write ``model-fp32.onnx`` and ``model-int8.onnx`` of the model's transformer into ``directory``."""
+    import onnx
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.optimizer import optimize_model
+    from transformers import AutoConfig, AutoModel
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, model: torch.nn.Module):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    config = AutoConfig.from_pretrained(model_path)
+    model = AutoModel.from_pretrained(model_path, attn_implementation="eager").eval()
+    example = torch.ones((2, 8), dtype=torch.long)
+    raw = directory / "transformer.onnx"
+    axes = {name: {0: "batch", 1: "sequence"} for name in (*INPUT_NAMES, "last_hidden_state")}
+    with torch.no_grad():
+        torch.onnx.export(LastHiddenState(model), (example, torch.ones_like(example), torch.zeros_like(example)),
+                          str(raw), input_names=list(INPUT_NAMES), output_names=["last_hidden_state"],
+                          dynamic_axes=axes, opset_version=17, dynamo=False)
+    optimized = optimize_model(str(raw), model_type="bert", num_heads=config.num_attention_heads,
+                               hidden_size=config.hidden_size)
+    fp32 = directory / "model-fp32.onnx"
+    optimized.save_model_to_file(str(fp32))
+    raw.unlink()
+    graph = onnx.load(str(fp32)).graph
+    ffn_out = [n.name for n in graph.node if n.op_type == "MatMul" and "/output/dense/" in n.name
+               and "/attention/" not in n.name]
+    quantize_dynamic(str(fp32), str(directory / "model-int8.onnx"), weight_type=QuantType.QInt8,
+                     per_channel=True, reduce_range=True, nodes_to_exclude=ffn_out,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+
+
+def exported(model_path: str, precision: str) -> Path:
+    """The ONNX file of ``model_path`` at ``precision``, exported on first use into the cache."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision {precision!r}: one of {PRECISIONS}")
+    target = cache_root() / f"{Path(model_path).name}-{fingerprint(model_path)}"
+    path = target / f"model-{precision}.onnx"
+    if path.exists():
+        return path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    log.info("exporting %s to ONNX into %s (once)", model_path, target)
+    work = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))
+    try:
+        export(model_path, work)
+        try:
+            work.rename(target)  # atomic; a concurrent exporter that finished first wins
+        except OSError:
+            if not path.exists():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return path
+
+
+@lru_cache(maxsize=4)
+def load_session(path: str, threads: int):
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads  # 0: ONNX Runtime's default (one per physical core)
+    options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+class OnnxEncoder:
+    """``encode(texts, batch_size)`` -> unit vectors, as ``SentenceTransformer.encode(...,
+    normalize_embeddings=True)`` computes them, with the transformer in ONNX Runtime."""
+
+    def __init__(self, model_path: str, precision: str = "int8", threads: int = 0):
+        reason = unsupported_reason(model_path)
+        if reason:
+            raise ValueError(f"{model_path}: {reason}")
+        from transformers import AutoTokenizer
+
+        self.path = exported(model_path, precision)
+        self.precision = precision
+        self.session = load_session(str(self.path), threads)
+        self.input_names = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        settings = json.loads((Path(model_path) / "sentence_bert_config.json").read_text())
+        self.max_seq_length = int(settings["max_seq_length"])
+        self.dim = int(self.session.get_outputs()[0].shape[-1])
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        for start in range(0, len(texts), batch_size):
+            idx = order[start:start + batch_size]
+            out[idx] = self._batch([texts[i] for i in idx])
+        return out
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        tokens = self.tokenizer(texts, padding=True, truncation="longest_first", max_length=self.max_seq_length,
+                                return_tensors="np")
+        feed = {name: np.asarray(tokens[name], dtype=np.int64) for name in INPUT_NAMES if name in self.input_names}
+        if "token_type_ids" in self.input_names and "token_type_ids" not in tokens:
+            feed["token_type_ids"] = np.zeros_like(feed["input_ids"])
+        hidden = self.session.run(None, feed)[0]
+        mask = feed["attention_mask"][..., None].astype(np.float32)
+        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+
+
+def main() -> None:
+    """``python -m anonstream.embedding_onnx [MODEL]``: export now (``make setup`` does), not on first use."""
+    import sys
+
+    from .embedding import DEFAULT_MODEL, resolve_model_path
+
+    path = resolve_model_path(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_MODEL)
+    for precision in PRECISIONS:
+        print(exported(path, precision))
+
+
+if __name__ == "__main__":
+    main()
