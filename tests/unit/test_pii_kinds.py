@@ -25,6 +25,13 @@ from anonstream.pii.merge import split_at_line_breaks
     ("ORG", None, "PKK", "", "acronym"),  # an acronym swaps with acronyms, not into a full name's place
     ("ORG", None, "DHKP-C", "", "acronym"),
     ("ORG", None, "Indictment Division", "", "organization"),
+    ("ORG", None, "Canton of Geneva Court of Cassation", "", "court"),  # a later part of the name says court
+    ("ORG", None, "Principal Public Prosecutor of the Canton of Geneva", "", "prosecutor"),
+    ("ORG", None, "Istanbul Anti-Terrorist Branch", "", "police"),
+    ("ORG", None, "Regional Branch", "", "authority"),
+    ("LOC", "GPE", "Canton of Geneva", "", "region"),  # "<region word> of X" is a region
+    ("LOC", "GPE", "District of Kyrenia", "", "region"),
+    ("LOC", "GPE", "Kalogrea", "", "place"),  # a village GeoNames does not list: kind unknown
     ("LOC", "GPE", "Turkey", "", "country"),
     ("LOC", "GPE", "the Netherlands", "", "country"),
     ("LOC", "GPE", "Łódź", "", "city"),

@@ -362,3 +362,33 @@ def test_protect_none_leaves_an_unpaired_rare_chunk_as_it_came():
     assert text == "He joined Słupsk Regional Court." and record["rare"] and record["action"] == "untouched"
     text, record = run("rare")
     assert "Słupsk" not in text and record["action"] != "untouched"
+
+
+def test_a_value_of_unknown_kind_is_generalized_not_swapped():
+    """unknown_kinds: generalize (default): "organization" says only that the pii stage could not tell what
+    sort of organisation it is, so no partner is known to be the same kind; the known kinds still swap."""
+    a = "{ORG#organization:Ustawa} was cited by {ORG#court:Słupsk Regional Court} in {DATETIME/DATE:May 2001}."
+    b = "{ORG#organization:Wildschut} was cited by {ORG#court:Erdek Civil Court} in {DATETIME/DATE:June 2003}."
+    p = processor()
+    assert len(p.offer(make_chunk("d1", 0, a))) == 0
+    out = p.offer(make_chunk("d2", 0, b))
+    assert [c.text for c in out.chunks] == ["The organisation was cited by Słupsk Regional Court in June 2003.",
+                                            "The organisation was cited by Erdek Civil Court in May 2001."]
+    ops = {(c["category"], c["operator"]) for chunk in out.chunks for c in chunk.changes}
+    assert ("Organization", "generalize") in ops and ("Organization", "swap") in ops
+
+
+def test_unknown_kinds_swap_is_the_papers_behaviour():
+    a = "{ORG#organization:Siemens} built a plant in {DATETIME/DATE:May 2001}."
+    b = "{ORG#organization:ARM} opened an office in {DATETIME/DATE:June 2003}."
+    p = processor(release(unknown_kinds="swap"))
+    assert len(p.offer(make_chunk("d1", 0, a))) == 0
+    out = p.offer(make_chunk("d2", 0, b))
+    assert [c.text for c in out.chunks] == ["Siemens opened an office in June 2003.", "ARM built a plant in May 2001."]
+
+
+def test_a_chunk_with_only_unknown_kinds_never_waits_for_a_partner():
+    p = processor()
+    out = p.offer(make_chunk("d1", 0, "{ORG#organization:Ustawa} was cited."))
+    assert [c.text for c in out.chunks] == ["The organisation was cited."]
+    assert [(r["action"], r["reason"]) for r in out.log] == [("generalized", "no_values")]

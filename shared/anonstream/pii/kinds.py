@@ -40,7 +40,7 @@ ORG_HEAD_KINDS: dict[str, str] = {
     **dict.fromkeys("ministry ministries".split(), "ministry"),
     **dict.fromkeys("""directorate directorates office authority authorities agency administration council
                        commission committee board municipality prefecture governorship inspectorate registry
-                       service department bureau""".split(), "authority"),
+                       service department bureau branch""".split(), "authority"),
     **dict.fromkeys("party".split(), "party"),
     **dict.fromkeys("""association associations union unions federation confederation society foundation
                        movement organisation organization league syndicate chamber front""".split(), "association"),
@@ -65,6 +65,7 @@ _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ɏ][\w'’-]*")
 
 _REGION_WORDS = frozenset("province region district county state oblast canton voivodeship department "
                           "prefecture governorate municipality territory republic".split())
+_REGION_OF = re.compile(r"(?:%s) of \S" % "|".join(sorted(_REGION_WORDS)))  # "canton of geneva", "district of x"
 _STREET_WORDS = re.compile(r"\b(?:street|avenue|road|boulevard|square|lane|cad(?:desi)?\.?|sok(?:ak|ağı)?\.?|"
                            r"ulica|ul\.|str\.|straße|strasse|mahallesi|mah\.)", re.I)
 _CONTINENTS = frozenset("europe asia africa america north america south america oceania antarctica "
@@ -80,6 +81,11 @@ _PERCENT = re.compile(r"%|\bper\s?cent\b|\bpercent\b", re.I)
 _AGE_IN = re.compile(r"\b(?:years?|yrs?)[- ]old\b|\byear-old\b", re.I)
 _AGE_BEFORE = re.compile(r"\b(?:aged|age of|age)\s*$", re.I)
 _DURATION = re.compile(r"\b(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)\b", re.I)
+
+
+# Kinds that say only "the detector could not tell what sort of thing this is": no partner can be known to be of
+# the same kind, so the swap stage generalizes these values instead (release option ``unknown_kinds``).
+UNKNOWN_KINDS = frozenset({"organization", "place", "group", "misc"})
 
 
 def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "", after: str = "") -> str:
@@ -120,7 +126,7 @@ def org_kind(surface: str) -> str:
     if last in ("centre", "center") and not _CENTRE_PRISON.search(head):
         return "authority"
     kind = ORG_HEAD_KINDS.get(last)
-    if kind in ("authority", "prison") and last in ("directorate", "department", "service", "office") \
+    if kind in ("authority", "prison") and last in ("directorate", "department", "service", "office", "branch") \
             and _SECURITY_POLICE.search(head):
         return "police"  # "Security Directorate", "Anti-Terror Department"
     if kind is None and len(words) > 1:  # "Ministry of ..." handled by org_head; "Tekirdağ F-type Prison Nr 1"
@@ -128,9 +134,14 @@ def org_kind(surface: str) -> str:
             kind = ORG_HEAD_KINDS.get(w.lower())
             if kind:
                 break
-    if kind is None:  # the head before "of" names no kind: the name's own last word may ("Canton of Geneva Court")
-        last_words = _WORD.findall(re.sub(r"\s*\(.*$", "", surface))
-        kind = ORG_HEAD_KINDS.get(last_words[-1].lower()) if last_words else None
+    if kind is None:  # the head before "of" names no kind: a later part's last word may ("Canton of Geneva
+        # Court of Cassation": "Geneva Court"), the name's own last word first ("Canton of Geneva Assize Court")
+        parts = re.split(r"\s+(?:of|for|on)\s+", re.sub(r"\s*\(.*$", "", _LEADING_THE.sub("", surface.strip())))
+        for part in [parts[-1]] + parts[1:-1]:
+            part_words = _WORD.findall(part)
+            kind = ORG_HEAD_KINDS.get(part_words[-1].lower()) if part_words else None
+            if kind:
+                break
     if kind is None and _ACRONYM.fullmatch(surface.strip()):
         return "acronym"  # "PKK", "DHKP-C": an unexpanded acronym stands in for no full name ("the CH of ...")
     return kind or "organization"
@@ -160,7 +171,7 @@ def place_kind(surface: str, subtype: str = "") -> str:
         return "continent"
     if _STREET_WORDS.search(name):
         return "street"
-    if first in states or (first.split() and first.split()[-1] in _REGION_WORDS):
+    if first in states or (first.split() and first.split()[-1] in _REGION_WORDS) or _REGION_OF.match(first):
         return "region"
     if city_population(parts[0] if parts else name) is not None:
         return "city"

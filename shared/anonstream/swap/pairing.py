@@ -182,7 +182,14 @@ class Releaser:
             refs = {m.ref for site in sites for m in site.mentions}
             fixed_ops = {r: ov for r, ov in remembered.items() if r in refs} if status == "S" else {}
             fixed = {r: value for r, (_, value) in fixed_ops.items()}
-            if status == "S" and swap and slot in swap:
+            if status == "S" and not release.swaps_slot(slot):  # kind unknown: generalized, never swapped
+                fn = self.fallback_fn(category, "generalize", slot)
+                for site in sites:
+                    mapped = {m.value: fn(m.value) for m in site.mentions}
+                    op = rewrite.OP_SUPPRESS if any(o == rewrite.OP_SUPPRESS for _, o in mapped.values()) \
+                        else rewrite.OP_GENERALIZE
+                    plans += rewrite.plan_map([site], lambda v, m=mapped: m[v][0], op)
+            elif status == "S" and swap and slot in swap:
                 for plan in rewrite.plan_swap(sites, swap[slot], fixed=fixed):
                     refs_here = {m.ref for m in plan.site.mentions}
                     if refs_here <= fixed.keys():  # the site only repeats earlier replacements
@@ -286,6 +293,8 @@ class SwapProcessor:
         wants = (rare and release.protect != "none") or self.rng.random() < release.swap_rate
         entry = make_entry(chunk, an, self.releaser, J, rare, "rare" if rare else "selected", float(self.clock()),
                            int(seen))
+        if not entry.presence:  # only values of unknown kind (generalized by finalize): nothing a partner could give
+            return self._direct(chunk, an, "untouched", "no_values", entry=entry)
         offer = _Offer(chunk, an, entry, wants)
 
         for partner_pool in (pool, handover_pool_of(chunk)):
@@ -428,7 +437,7 @@ def make_entry(chunk: Chunk, an: Analysis, releaser: Releaser, J: tuple[str, ...
                enqueued_at: float, seen: int) -> PoolEntry:
     """What the pairing compares about a chunk: digests of its tuple on J and of its released other values,
     and per slot of J (the kinds it holds) the number of entities and a digest of their values."""
-    slots = an.slots_in(J)
+    slots = tuple(s for s in an.slots_in(J) if releaser.release.swaps_slot(s))  # what a partner may exchange
     return PoolEntry(chunk.key, chunk.doc_id, rare, reason, an.digest(J), releaser.u_digest(an), list(slots),
                      enqueued_at, seen, an.slot_shape(slots), an.slot_digests(slots))
 

@@ -19,7 +19,11 @@ chunk with masked values leaves changed (swapped, or the fallback when no partne
 time); ``rare``: only chunks whose tuple is rare get the fallback, the others may leave as they are
 (the paper's behaviour, with the stream's rare-first protection); ``none``: the paper as written, a chunk is
 offered for swapping with probability ``swap_rate`` whether rare or not, and what finds no partner stays (so DR,
-eq. 2.16, moves with r: the release planner's candidates).
+eq. 2.16, moves with r: the release planner's candidates). ``unknown_kinds`` — ``generalize`` (default): a
+value the pii stage could give no finer kind than its type (``pii.kinds.UNKNOWN_KINDS``: "organization",
+"place", "group", "misc") has no partner that is known to be the same sort of thing, so it is generalized like a
+G category instead of swapped (a statute's foreign title is not swapped for a person's name that the tagger
+typed ORG); ``swap``: such values swap among themselves, as every value does in the paper.
 
 Category mapping (detector output → release category). The OntoNotes label (``EntitySpan.subtype``,
 kept by the pii stage's spaCy recognizer, see ``pii/ner.py``) decides when it is known; otherwise the
@@ -54,6 +58,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from ..pii.kinds import UNKNOWN_KINDS
 from ..records import EntitySpan
 from .generalize import Generalizer, build_generalizer
 
@@ -119,6 +124,7 @@ DEFAULT_RELEASE: dict[str, Any] = {
     ),
     "scope": "masked",
     "protect": "all",
+    "unknown_kinds": "generalize",
     "categories": {
         "Organization": {"status": "S", "generalizer": {"name": "kind"}},
         "Person": {"status": "U"},
@@ -144,6 +150,7 @@ _DEFAULTS = {
     "description": "",
     "scope": "masked",
     "protect": "all",
+    "unknown_kinds": "generalize",
     "rare_k": 2,
     "donors": True,
     "fallback": "generalize",
@@ -193,6 +200,7 @@ class Release:
         self.fallback: str = normalized["fallback"]
         self.scope: str = normalized["scope"]
         self.protect: str = normalized["protect"]
+        self.unknown_kinds: str = normalized["unknown_kinds"]
         self.superpopulation_size: float = float(normalized["superpopulation_size"])
         self.join_separator: str = normalized["join_separator"]
         pool = normalized["pool"]
@@ -255,6 +263,11 @@ class Release:
         (the marginal table z_J of §2.4.3) and on the mapping, not on the rest of the release."""
         canonical = json.dumps({"J": list(self.swapped), "mapping": MAPPING_VERSION}, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+    def swaps_slot(self, slot: str) -> bool:
+        """Whether values of this slot (a kind) may be swapped: not when the kind is unknown and
+        ``unknown_kinds`` is ``generalize``."""
+        return self.unknown_kinds == "swap" or slot not in UNKNOWN_KINDS
 
     # -- per category ---------------------------------------------------------------------------
     def status(self, category: str) -> str:

@@ -22,8 +22,8 @@ Scope (``release.scope``): with ``masked`` (the default) only entities the pii s
 stay as written and are not part of the tuple. With ``all`` every detected entity is, as in the paper.
 
 Slots: a value may only move into a place that held one of the same *kind* (``EntitySpan.kind``, decided
-by the pii stage: a court for a court, a city for a city). A mention's slot is its kind (its category,
-lower-cased, when the span has no kind); the pairing exchanges values slot by slot. Inside a slot the
+by the pii stage: a court for a court, a city for a city). A mention's slot is its kind (its category
+when the span has no kind); the pairing exchanges values slot by slot. Inside a slot the
 values are the chunk's distinct *entities* (``entity_id``), each represented by its longest surface in the
 chunk that is not an acronym, so "Turkish Revolutionary Communist Party (TDKP)" is one value whose
 acronym mention follows it (``rewrite``).
@@ -160,7 +160,9 @@ def is_acronym(value: str) -> bool:
 
 
 def slot_of(entity: EntitySpan) -> str:
-    return entity.kind or category_of(entity).lower()
+    """The entity's kind, or its release category (capitalized, so never mistaken for a kind) when the pii
+    stage recorded none."""
+    return entity.kind or category_of(entity)
 
 
 def mentions(chunk: Chunk, scope: str = "all") -> list[Mention]:
