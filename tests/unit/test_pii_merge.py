@@ -85,6 +85,13 @@ def test_translation_glosses_are_not_entities():
     text = "He lodged an appeal (Beschwerde) with the court."
     kept = PersonVetter().vet(text, [_det(text, "Beschwerde", "PERSON")])
     assert kept == []
+    # a statute's original title opened by a capitalized word, the rest lower-case and not English
+    title = "a trial within a reasonable time (Ustawa o skardze na naruszenie prawa strony) (“the 2004 Act”)."
+    assert gloss(title, "Ustawa")
+    kept = PersonVetter().vet(title, [_det(title, "Ustawa", "ORG")])
+    assert kept == []
+    assert not gloss("the applicant sued the company (Siemens and others) in Munich.", "Siemens")  # English rest
+    assert not gloss("a statement (Ankara Police said so) was", "Ankara")  # capitals in the rest
 
 
 def test_title_case_runs_leave_dates_to_the_date_recognizers():

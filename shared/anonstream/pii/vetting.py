@@ -150,11 +150,30 @@ CITY_NOT_PERSON = 100_000
 _GLOSS_BEFORE = re.compile(r"(?<!\w)[a-z][a-z'’-]+\s*\(\s*$")
 
 
+_GLOSS_REST = re.compile(r"[^()\n]{1,400}?\)")
+
+
+def _foreign_title_rest(rest: str) -> bool:
+    """``rest`` (the parenthesis after the span, up to its ")") is lower-case words, at least two, at most a third
+    of them English (WordNet): the span opens an original-language title ("(Ustawa o skardze na naruszenie prawa
+    strony …)")."""
+    m = _GLOSS_REST.match(rest)
+    if not m:
+        return False
+    words = re.findall(r"[^\W\d_]+", m.group()[:-1])
+    if len(words) < 2 or any(not w.islower() for w in words):
+        return False
+    return sum(wordnet.is_common_word(w) for w in words) * 3 <= len(words)
+
+
 def is_translation_gloss(text: str, start: int, end: int) -> bool:
     """The span is the whole of a parenthesis right after a lower-case word — the original-language term for a
-    common noun ("appeal (Beschwerde)", "public prosecutor (Oberstaatsanwalt)") — and no word of it is a known
-    first name ("his brother (Ahmet)") or a common English word (WordNet)."""
-    if not _GLOSS_BEFORE.search(text[max(0, start - 40) : start]) or not re.match(r"\s*\)", text[end : end + 3]):
+    common noun ("appeal (Beschwerde)", "public prosecutor (Oberstaatsanwalt)") — or opens one whose other words
+    are lower-case and not English (a statute's original title: "a reasonable time (Ustawa o skardze …)"), and
+    no word of it is a known first name ("his brother (Ahmet)") or a common English word (WordNet)."""
+    if not _GLOSS_BEFORE.search(text[max(0, start - 40) : start]):
+        return False
+    if not re.match(r"\s*\)", text[end : end + 3]) and not _foreign_title_rest(text[end : end + 401]):
         return False
     surface = text[start:end]
     if not re.fullmatch(r"[^\W\d_]+(?:[ -][^\W\d_]+)*", surface):
