@@ -1,4 +1,14 @@
-"""Embed stage vs raw ``SentenceTransformer.encode`` (issue 4: stage ≥ 0.9× raw at the best batch size).
+"""Embed stage by backend, torch vs ONNX Runtime fp32 vs int8 (issue 13: ≥ 2× torch's chunks/s, vectors
+within 0.99 cosine of torch's), and the stage vs raw ``SentenceTransformer.encode`` (issue 4: stage ≥ 0.9× raw
+at the best batch size).
+
+Backends (first, the headline of issue 13): the embed stage as it ships (``StageDriver.handle`` per window
+of W chunks-pii wire records, model batches of the configured B, outputs serialized to bytes) once per
+``ANONSTREAM_EMBED_BACKEND`` — ``torch`` (today's stage), ``onnx-fp32``, ``onnx`` (int8) — the three taking
+turns window by window (``common.interleaved_steps``), with one and with the default number of threads
+(torch's and ONNX Runtime's intra-op threads set alike). Ratios are ONNX chunks/s ÷ torch's in the same
+round. Cosine of each ONNX vector with torch's over every chunk of the sample corpus: min, 1st percentile,
+mean. ``--backends-only`` stops there.
 
 One process, one model instance (``load_encoder`` is cached, so the raw calls and the stage's
 ``Embedder`` share it), the same chunk texts for every variant. The stage is measured as it ships:
@@ -45,7 +55,7 @@ import torch
 import common
 from anonstream import contracts, serde, topics
 from anonstream.config import Settings
-from anonstream.embedding import DEFAULT_MODEL, Embedder, load_encoder
+from anonstream.embedding import DEFAULT_MODEL, Embedder, load_encoder, load_onnx_encoder
 from anonstream.records import Chunk, Document
 from anonstream.stages.base import InputMessage, StageDriver
 from anonstream.stages.embed import EmbedStage
@@ -100,7 +110,7 @@ class Bench:
         self.texts = [c.text for c in chunks]
         self.messages = messages
         self.encoder = load_encoder(DEFAULT_MODEL)
-        self.embedder = Embedder(DEFAULT_MODEL)
+        self.embedder = Embedder(DEFAULT_MODEL, backend="torch")
         assert self.embedder.encoder is self.encoder  # one model instance for every variant
         self.stage = EmbedStage(self.embedder)
         self.driver = StageDriver(self.stage, PREFIX)
@@ -211,6 +221,83 @@ class Bench:
         buf = io.StringIO()
         pstats.Stats(profiler, stream=buf).sort_stats("tottime").print_stats(top)
         return buf.getvalue()
+
+
+BACKENDS = {"torch": "torch", "onnx-fp32": "onnx-fp32", "onnx-int8": "onnx"}  # row name -> backend
+BACKEND_TARGET = 2.0
+COSINE_BOUND = 0.99
+
+
+class BackendBench:
+    """The embed stage as it ships, once per backend, on the same wire records."""
+
+    def __init__(self, messages: list[InputMessage], batch: int):
+        self.messages = messages
+        self.embedders = {name: Embedder(DEFAULT_MODEL, batch, backend=b) for name, b in BACKENDS.items()}
+        for name, embedder in self.embedders.items():
+            if embedder.backend != BACKENDS[name]:
+                raise RuntimeError(f"backend {BACKENDS[name]} fell back to {embedder.backend}")
+        self.drivers = {name: StageDriver(EmbedStage(e), PREFIX) for name, e in self.embedders.items()}
+        dim = self.embedders["torch"].dim
+        self.vectors = {name: np.zeros((len(messages), dim), dtype=np.float32) for name in BACKENDS}
+
+    def set_threads(self, threads: int) -> None:
+        torch.set_num_threads(threads)
+        for name, embedder in self.embedders.items():
+            if name != "torch":
+                embedder.encoder = load_onnx_encoder(DEFAULT_MODEL, embedder.encoder.precision, threads)
+
+    def steps(self, name: str, window: int) -> list[Callable[[], None]]:
+        return [lambda idx=idx: self._step(name, idx) for idx in slices(list(range(len(self.messages))), window)]
+
+    def _step(self, name: str, idx: list[int]) -> None:
+        handled = self.drivers[name].handle([self.messages[i] for i in idx])
+        if handled.dead_letters:
+            raise RuntimeError(f"{len(handled.dead_letters)} dead letters in the embed benchmark")
+        for e in handled.emits:
+            serde.dumps(e.value)  # the service serializes every output before producing it
+        self.vectors[name][idx] = [e.value["embedding"]["vector"] for e in handled.emits]
+
+
+def cosine_row(name: str, cos: np.ndarray) -> list[str]:
+    return [name, len(cos), f"{cos.min():.4f}", f"{np.percentile(cos, 1):.4f}", f"{cos.mean():.4f}",
+            "meets" if cos.min() >= COSINE_BOUND else "**misses**"]
+
+
+def compare_backends(messages: list[InputMessage], corpus: list[str], window: int, batch: int, reps: int,
+                     passes: list[tuple[int, str]]) -> tuple[str, bool]:
+    """The backends side by side (stage throughput by pass) and their cosines with torch over ``corpus``."""
+    bench = BackendBench(messages, batch)
+    n = len(messages)
+    summary, details = [], []
+    for threads, label in passes:
+        bench.set_threads(threads)
+        common.log(f"[backends, {label}] warm-up")
+        for name in BACKENDS:
+            bench.steps(name, min(window, 2 * batch))[0]()
+        common.log(f"[backends, {label}] side by side, W={window}, B={batch}: {', '.join(BACKENDS)}")
+        rounds = common.interleaved_steps({name: bench.steps(name, window) for name in BACKENDS}, reps, common.log)
+        for name in BACKENDS:
+            tput = [n / r[name].wall for r in rounds]
+            wall = [r["torch"].wall / r[name].wall for r in rounds]
+            cpu = [r["torch"].cpu / r[name].cpu for r in rounds]
+            cos = (bench.vectors[name] * bench.vectors["torch"]).sum(axis=1)
+            summary.append([label, f"`{name}`", common.spread(tput, "{:.1f}"), f"**{common.median(wall):.2f}**"
+                            if name == "onnx-int8" else f"{common.median(wall):.2f}",
+                            common.spread(wall, "{:.2f}"), common.spread(cpu, "{:.2f}"), f"{cos.min():.4f}"])
+    common.log(f"[backends] cosines over {len(corpus)} chunks")
+    reference = bench.embedders["torch"].encode(corpus)
+    cos_rows = [cosine_row(f"`{name}`", (bench.embedders[name].encode(corpus) * reference).sum(axis=1))
+                for name in BACKENDS if name != "torch"]
+    int8 = [row for row in summary if row[1] == "`onnx-int8`"]
+    meets = all(float(row[3].strip("*")) >= BACKEND_TARGET for row in int8) and cos_rows[-1][-1] == "meets"
+    details.append(common.table(["pass", "backend", "stage chunks/s", "÷ torch (wall, median)",
+                                 "÷ torch (wall, min–max)", "÷ torch (CPU)", "min cosine (these chunks)"],
+                                summary))
+    details.append(f"Cosine of each backend's vectors with torch's, over all {len(corpus)} chunks of the sample "
+                   f"corpus (bound {COSINE_BOUND}):")
+    details.append(common.table(["backend", "chunks", "min", "p1", "mean", f"min ≥ {COSINE_BOUND}?"], cos_rows))
+    return "\n\n".join(details), meets
 
 
 def token_stats(encoder, texts: list[str]) -> str:
@@ -345,6 +432,9 @@ def main() -> int:
                         help="records per handle call of the stage (default: ANONSTREAM_EMBED_WINDOW = "
                              f"{settings.embed_window}; capped at the chunk count)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one stage pass to stderr")
+    parser.add_argument("--backend-reps", type=int, help="rounds of the backends side by side (default 3, quick 1)")
+    parser.add_argument("--backends-only", action="store_true",
+                        help="only the backends comparison (not the stage-vs-raw sections of issue 4)")
     args = parser.parse_args()
     quick = args.quick
     n_chunks = args.chunks or (24 if quick else 192)
@@ -354,12 +444,38 @@ def main() -> int:
     default_batch = settings.embed_batch
 
     default_threads = torch.get_num_threads()
-    results = common.Results("embed", "Embed stage vs raw `SentenceTransformer.encode` (issue 4)", quick)
+    results = common.Results("embed", "Embed stage: torch vs ONNX Runtime (issue 13), stage vs raw `encode` "
+                             "(issue 4)", quick)
     chunks, total_chunks = sample_chunks(n_chunks)
     messages = pii_wire_messages(chunks)
+    corpus = [c.text for c in sample_chunks(24 if quick else None)[0]]
+    window = min(len(chunks), args.window)
+    backend_passes = [(1, "threads = 1")]
+    if default_threads != 1:
+        backend_passes.append((default_threads, f"threads = {default_threads} (default)"))
+    backends, meets = compare_backends(messages, corpus, window, default_batch,
+                                       args.backend_reps or (1 if quick else 3), backend_passes)
+    results.section(
+        "Backends: torch vs ONNX Runtime fp32 vs int8 (issue 13)",
+        f"Target: the embed stage with `ANONSTREAM_EMBED_BACKEND=onnx` (int8) ≥ {BACKEND_TARGET}× today's "
+        f"(torch) chunks/s, its vectors within {COSINE_BOUND} cosine of torch's — "
+        f"**{'met' if meets else 'not met'}**. The stage as it ships, W = {window} records per `handle` call "
+        f"(windows of the configured {settings.embed_window}, capped at the sample), model batches of the "
+        f"configured B = {default_batch}, the three backends taking turns window by window; ONNX Runtime's "
+        f"intra-op threads = torch's threads in each pass. Inputs: {len(chunks)} chunks (every "
+        f"{total_chunks / len(chunks):.1f}-th of the {total_chunks} chunks of `data/sample/tab-train-100.jsonl`) "
+        f"as chunks-pii wire records. int8: dynamic quantization (weights per channel, 7-bit range) of every "
+        f"MatMul except each layer's feed-forward output projection (`embedding_onnx.py`).",
+    )
+    results.add(backends)
+    if args.backends_only:
+        results.add(f"Run with `--backends-only`: the stage-vs-raw sections (issue 4) were not run. Peak RSS "
+                    f"{common.peak_rss_mib():.0f} MiB.")
+        results.write()
+        return 0
+
     with common.timed() as load:
         bench = Bench(chunks, messages)
-    window = min(bench.n, args.window)
 
     passes = [(1, "torch threads = 1")]
     if default_threads != 1:
@@ -372,7 +488,8 @@ def main() -> int:
         texts.append(text)
     torch.set_num_threads(default_threads)
 
-    results.add(
+    results.section(
+        "Stage vs raw `encode`, torch backend (issue 4)",
         f"Target: stage ≥ {TARGET}× raw `encode` throughput at the best batch size. The stage as it "
         f"ships: the service hands `StageDriver.handle` windows of up to `ANONSTREAM_EMBED_WINDOW` = "
         f"{settings.embed_window} records, the `Embedder` cuts model batches of `ANONSTREAM_EMBED_BATCH` "
