@@ -81,7 +81,8 @@ def _adult_bench(args: argparse.Namespace) -> int:
     embedder = Embedder(args.model) if args.model else Embedder()
     methods = ("ward", "kmeans") if args.method == "both" else (args.method,)
     for method in methods:
-        built = adult.embedding_hierarchies(table, embedder.encode, method, args.ratio, embedder.model_name, args.cut)
+        built = adult.embedding_hierarchies(table, embedder.encode, method, args.ratio, embedder.model_name, args.cut,
+                                            args.seed)
         rows += adult.bench(table, built, ks, "embedding", method if args.cut == "count" else f"{method}-{args.cut}")
     rows.sort(key=lambda r: (r.k, r.hierarchies != "manual"))
     if args.json:
@@ -126,5 +127,6 @@ def add_commands(subparsers) -> None:
     bench.add_argument("--cut", choices=["count", "mass"], default="count", help="levels by cluster count or record mass")
     bench.add_argument("--ratio", type=float, default=2.0)
     bench.add_argument("--model", help="embedding model (default: the project's)")
+    bench.add_argument("--seed", type=int, default=0, help="KMeans seed")
     bench.add_argument("--json", action="store_true", help='one JSON document {"rows": [...]}')
     bench.set_defaults(func=_adult_bench)
