@@ -127,3 +127,16 @@ def test_a_place_and_prison_are_one_org():
     assert _surface(text, extend_to_head_noun(text, _det(text, "Kandıra", "LOC"), len(text))) == "Kandıra prison"
     edirne = extend_to_head_noun(text, _det(text, "Edirne F-type", "LOC"), len(text))
     assert (_surface(text, edirne), edirne.type) == ("Edirne F-type prison", "ORG")
+
+
+def test_a_span_never_ends_on_a_dangling_joiner():
+    from anonstream.pii.merge import refine
+
+    text = "On 25 December 2001 the Fourth Chamber of the Diyarbakır State Security Court convicted him."
+    assert [text[d.start:d.end] for d in refine(text, [_det(text, "Fourth Chamber of", "LOC")])] == ["Fourth Chamber"]
+    text = "the TDKP/GKB (Turkish Revolutionary Communist Party / Young Communist Union). He"
+    found = refine(text, [_det(text, "Turkish Revolutionary Communist Party /", "ORG")])
+    assert [text[d.start:d.end] for d in found] == ["Turkish Revolutionary Communist Party"]
+    text = "the Court of Justice of Geneva said"
+    assert [text[d.start:d.end] for d in refine(text, [_det(text, "Court of Justice of Geneva", "ORG")])] == [
+        "Court of Justice of Geneva"]  # joiners inside a name stay

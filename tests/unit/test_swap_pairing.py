@@ -380,11 +380,12 @@ def test_a_value_of_unknown_kind_is_generalized_not_swapped():
 
 def test_unknown_kinds_swap_is_the_papers_behaviour():
     a = "{ORG#organization:Siemens} built a plant in {DATETIME/DATE:May 2001}."
-    b = "{ORG#organization:ARM} opened an office in {DATETIME/DATE:June 2003}."
+    b = "{ORG#organization:Philips} opened an office in {DATETIME/DATE:June 2003}."
     p = processor(release(unknown_kinds="swap"))
     assert len(p.offer(make_chunk("d1", 0, a))) == 0
     out = p.offer(make_chunk("d2", 0, b))
-    assert [c.text for c in out.chunks] == ["Siemens opened an office in June 2003.", "ARM built a plant in May 2001."]
+    assert [c.text for c in out.chunks] == ["Siemens opened an office in June 2003.",
+                                            "Philips built a plant in May 2001."]
 
 
 def test_a_chunk_with_only_unknown_kinds_never_waits_for_a_partner():
@@ -392,3 +393,20 @@ def test_a_chunk_with_only_unknown_kinds_never_waits_for_a_partner():
     out = p.offer(make_chunk("d1", 0, "{ORG#organization:Ustawa} was cited."))
     assert [c.text for c in out.chunks] == ["The organisation was cited."]
     assert [(r["action"], r["reason"]) for r in out.log] == [("generalized", "no_values")]
+
+
+def test_an_acronym_standing_alone_never_takes_a_full_names_place():
+    """"LO" whose expansion is in another chunk is no value for "the Polish-German Reconciliation Foundation":
+    the acronym slot of a kind swaps with acronyms of that kind only; the full name finds no partner and is
+    generalized to its kind."""
+    a = "Proceedings before the {ORG#association:Polish-German Reconciliation Foundation} in {DATETIME/DATE:May 2001}."
+    b = "Comments came from the {ORG#association:LO} in {DATETIME/DATE:June 2003}."
+    c = "Comments came from the {ORG#association:SID} in {DATETIME/DATE:July 2004}."
+    p = processor()
+    assert len(p.offer(make_chunk("d1", 0, a))) == 0
+    assert len(p.offer(make_chunk("d2", 0, b))) == 0  # no acronym of its kind waiting
+    out = p.offer(make_chunk("d3", 0, c))
+    assert sorted(ch.text for ch in out.chunks) == ["Comments came from the LO in July 2004.",
+                                                    "Comments came from the SID in June 2003."]
+    drained = p.drain()
+    assert [ch.text for ch in drained.chunks] == ["Proceedings before the foundation in May 2001."]

@@ -23,7 +23,9 @@ from .policy import country_of
 STRONG_RECOGNIZERS = frozenset(("email", "url", "phone", "iban", "card", "ip"))
 
 _LEADING = re.compile(r"(?:the|The|THE|a|an|A|An)\s+")  # used with match(text, start, end)
-_TRAILING = re.compile(r"(?:['’]s|[\s,.;:“”\"'’(\[-]+)$")  # used with search(text, start, end)
+# used with search(text, start, end); a dangling joiner goes too ("the Fourth Chamber of" | "the Diyarbakır State
+# Security Court", "Turkish Revolutionary Communist Party /")
+_TRAILING = re.compile(r"(?:['’]s|[\s,.;:“”\"'’(\[-]+|\s+(?:of|the|and|or|for|on|in|at|to)|\s+/)$")
 _INITIAL_DOT = re.compile(r"\b[A-Z]\.$")
 _ABBREV_DOT = re.compile(r"(?:\b[A-Z]|\b(?:Ltd|Inc|Co|Jr|Sr|Št|p\.m|a\.m)|\.[a-zA-Z])\.$")
 _PAREN_NOT_NAME = re.compile(r"[\d§]|\b(?:Rule|Rules|Article|Articles)\b")

@@ -55,7 +55,7 @@ from ..records import Chunk
 from . import rewrite
 from .release import CATEGORIES, Release
 from .stores import InMemoryReplacementMemory, PoolEntry, PoolStore, ReplacementMemory, TupleCounts
-from .tuples import Analysis, analyze, digest_of, norm_key
+from .tuples import Analysis, analyze, digest_of, kind_of_slot, norm_key
 
 LOG_SCHEMA = "swap-log.v1"
 ACTIONS = ("swapped", "generalized", "suppressed", "untouched")
@@ -182,8 +182,8 @@ class Releaser:
             refs = {m.ref for site in sites for m in site.mentions}
             fixed_ops = {r: ov for r, ov in remembered.items() if r in refs} if status == "S" else {}
             fixed = {r: value for r, (_, value) in fixed_ops.items()}
-            if status == "S" and not release.swaps_slot(slot):  # kind unknown: generalized, never swapped
-                fn = self.fallback_fn(category, "generalize", slot)
+            if status == "S" and not release.swaps_slot(kind_of_slot(slot)):  # kind unknown: generalized, never swapped
+                fn = self.fallback_fn(category, "generalize", kind_of_slot(slot))
                 for site in sites:
                     mapped = {m.value: fn(m.value) for m in site.mentions}
                     op = rewrite.OP_SUPPRESS if any(o == rewrite.OP_SUPPRESS for _, o in mapped.values()) \
@@ -202,7 +202,7 @@ class Releaser:
                 assigned.update({r: _pack(rewrite.OP_SWAP, v) for r, v in mapping.items()
                                  if v is not None and r not in fixed and norm_key(v) != own.get(r)})
             elif status == "S" and (fallback or fixed):
-                fn = self.fallback_fn(category, fallback or "generalize", slot)
+                fn = self.fallback_fn(category, fallback or "generalize", kind_of_slot(slot))
                 for site in sites:
                     mapped = {m.value: fn(m.value) if fallback else (m.value, rewrite.OP_SWAP)
                               for m in site.mentions if m.ref not in fixed}
@@ -218,7 +218,7 @@ class Releaser:
                 plans += rewrite.plan_map(sites, lambda v, p=placeholder: p, rewrite.OP_SUPPRESS)
             elif status == "G":
                 gen = release.generalizer(category)
-                plans += rewrite.plan_map(sites, lambda v, g=gen, c=category, k=slot: g.generalize(v, c, k),
+                plans += rewrite.plan_map(sites, lambda v, g=gen, c=category, k=kind_of_slot(slot): g.generalize(v, c, k),
                                           rewrite.OP_GENERALIZE)
         if assigned:
             self.memory.remember(chunk.doc_id, assigned, release.pool.ttl_seconds)
@@ -437,7 +437,7 @@ def make_entry(chunk: Chunk, an: Analysis, releaser: Releaser, J: tuple[str, ...
                enqueued_at: float, seen: int) -> PoolEntry:
     """What the pairing compares about a chunk: digests of its tuple on J and of its released other values,
     and per slot of J (the kinds it holds) the number of entities and a digest of their values."""
-    slots = tuple(s for s in an.slots_in(J) if releaser.release.swaps_slot(s))  # what a partner may exchange
+    slots = tuple(s for s in an.slots_in(J) if releaser.release.swaps_slot(kind_of_slot(s)))  # what a partner may exchange
     return PoolEntry(chunk.key, chunk.doc_id, rare, reason, an.digest(J), releaser.u_digest(an), list(slots),
                      enqueued_at, seen, an.slot_shape(slots), an.slot_digests(slots))
 

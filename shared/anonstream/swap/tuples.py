@@ -26,7 +26,9 @@ by the pii stage: a court for a court, a city for a city). A mention's slot is i
 when the span has no kind); the pairing exchanges values slot by slot. Inside a slot the
 values are the chunk's distinct *entities* (``entity_id``), each represented by its longest surface in the
 chunk that is not an acronym, so "Turkish Revolutionary Communist Party (TDKP)" is one value whose
-acronym mention follows it (``rewrite``).
+acronym mention follows it (``rewrite``). An entity the chunk names only by its acronym while the pii stage
+knows its kind from the full name elsewhere ("LO") has the slot "<kind> acronym": it swaps with acronyms of its kind, never into a
+full name's place.
 """
 from __future__ import annotations
 
@@ -159,6 +161,14 @@ def is_acronym(value: str) -> bool:
     return bool(_ACRONYM.match(value)) and sum(ch.isalpha() for ch in value) >= 2
 
 
+ACRONYM_SLOT = " acronym"  # suffix of the slot of an entity the chunk names by its acronym only
+
+
+def kind_of_slot(slot: str) -> str:
+    """The kind a slot holds ("association acronym" holds associations)."""
+    return slot.removesuffix(ACRONYM_SLOT)
+
+
 def slot_of(entity: EntitySpan) -> str:
     """The entity's kind, or its release category (capitalized, so never mistaken for a kind) when the pii
     stage recorded none."""
@@ -223,14 +233,19 @@ def analyze(chunk: Chunk, release: Release) -> Analysis:
         if m.key not in k:
             k.append(m.key)
             values.setdefault(m.category, []).append(m.value)
-        refs = slots.setdefault(m.slot, [])
-        slot_category.setdefault(m.slot, m.category)
-        if m.ref not in refs:
-            refs.append(m.ref)
         current = best.get(m.ref)
         if current is None or (is_acronym(current) and not m.acronym) or (
                 is_acronym(current) == m.acronym and len(m.value) > len(current)):
             best[m.ref] = m.value
+    for m in found:
+        if m.direct:
+            continue
+        if is_acronym(best[m.ref]) and m.entity.kind not in (None, "acronym"):  # named in full elsewhere, only
+            m.slot += ACRONYM_SLOT  # its acronym here ("LO"): no value for a full name's place ("the Foundation")
+        refs = slots.setdefault(m.slot, [])
+        slot_category.setdefault(m.slot, m.category)
+        if m.ref not in refs:
+            refs.append(m.ref)
     ordered_values = {c: values[c] for c in CATEGORIES if c in values}
     ordered_keys = {c: keys[c] for c in CATEGORIES if c in keys}
     slot_values = {s: [best[r] for r in refs] for s, refs in slots.items()}
