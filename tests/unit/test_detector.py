@@ -68,9 +68,12 @@ def test_vetting_drops_uncovered_rule_spans_of_vetted_types_only():
 
 def test_detector_spec():
     assert resolve_detector("shipped")[0].name == "model"
-    assert resolve_detector({"model": "/m", "score": 0.8, "vet": ["ORG"]}) == (Path("/m"), 0.8, ("ORG",))
-    with pytest.raises(ValueError, match="not TAB types"):
+    assert resolve_detector({"model": "/m", "score": 0.8, "vet": ["ORG"]}) == (
+        Path("/m"), {"score": 0.8, "vet": ("ORG",), "windows": False})
+    with pytest.raises(ValueError, match="GPE"):
         resolve_detector({"vet": ["GPE"]})
+    with pytest.raises(ValueError, match="threshold"):
+        resolve_detector({"threshold": 1})
 
 
 @needs_data
@@ -102,3 +105,5 @@ def test_tiny_model_trains_saves_loads_and_runs_in_the_engine(tmp_path):
     assert isinstance(engine.recognizers[-1], LearnedSpanRecognizer)
     result = engine.detect(text, DocumentEntities("a"))
     assert any(s.type == "CODE" and s.identifier_type == "DIRECT" for s in result)
+    windowed = LearnedSpanRecognizer(rec.nlp, windows=True)  # every mention here has a trigger token
+    assert {(d.start, d.end, d.type) for d in windowed.analyze(text)} == set(spans)
