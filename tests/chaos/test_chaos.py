@@ -40,7 +40,7 @@ pytestmark = pytest.mark.integration
 SAMPLE = ROOT / "data" / "sample" / "tab-train-100.jsonl"
 GOLD = ROOT.parent / "shared" / "data" / "tab" / "echr_train_first100.json"
 N_HOSTILE, N_GOOD = 10_000, 200
-N_KILLS, MAX_TAB_DOCS = 10, 40
+N_KILLS, MAX_TAB_DOCS, FEED_EVERY_S = 10, 40, 8  # the stream lasts while the kills go on (up to 320 s)
 PARTITIONS = list(range(4))
 RUN = uuid.uuid4().hex[:6]
 NEUTRAL = [
@@ -209,7 +209,7 @@ def test_crash_under_load_loses_nothing_and_duplicates_nothing_after_key_dedup(p
                     return
                 await produce(settings, [(doc["doc_id"].encode(), orjson.dumps(doc))])
                 sent.append(doc)
-                await asyncio.sleep(3)
+                await asyncio.sleep(FEED_EVERY_S)
 
         feeder = asyncio.create_task(feed())
         await asyncio.sleep(10)
@@ -240,7 +240,7 @@ def test_crash_under_load_loses_nothing_and_duplicates_nothing_after_key_dedup(p
     shared["tab_sent"] = sent
     shared["tab_out"] = {k: v[0] for k, v in out.items()}
     figures.rows["Crash under load (SIGKILL + restart)"] = {
-        "TAB documents streamed (one every 3 s)": len(sent),
+        f"TAB documents streamed (one every {FEED_EVERY_S} s until the last restart)": len(sent),
         "words": sum(len(d["text"].split()) for d in sent),
         "kills (stage, in order)": f"{len(victims)}: " + ", ".join(victims),
         "restart to consuming, mean / max": f"{sum(restart_s) / len(restart_s):.0f} s / {max(restart_s):.0f} s",
@@ -250,7 +250,6 @@ def test_crash_under_load_loses_nothing_and_duplicates_nothing_after_key_dedup(p
             sum(chunk_copies.values()) - len(chunk_copies),
         "documents whose copies differ (a consumer keeps the first)": differing,
         "lost after key dedup": len(lost),
-        "duplicates after key dedup": 0,
         "crashes": len(pipeline.crashes),
         "wall time (stream + kills, then drain)": f"{time.monotonic() - started - waited:.0f} s + {waited:.0f} s",
     }
@@ -417,11 +416,12 @@ def test_no_direct_identifier_leaks_into_output_logs_or_metrics(pipeline, reader
         found = {span.text for span in _detected(engine, [out[doc["doc_id"]]["text"]], doc["doc_id"])}
         if found & direct:
             leaks[doc["doc_id"]] = sorted(found & direct)
-    assert not leaks, f"DIRECT identifiers of the input found again in the output: {leaks}"
+    assert not leaks, f"DIRECT identifiers of the input found again in the output (count per document): " \
+                      f"{ {k: len(v) for k, v in leaks.items()} }"
 
     gold = [d for d in load_tab(GOLD) if d.doc_id in out]
     scores = evaluate_release(gold, {k: v["text"] for k, v in out.items()}, tagger=lambda lines: [[] for _ in lines])
-    direct_share = scores.headline()["direct_surviving_share"]
+    direct_share = scores.headline["direct_surviving_share"]
     assert scores.n_scored_documents == len(gold) and direct_share <= 0.005
 
     # every captured log line and every metric label, against the input texts
@@ -430,8 +430,9 @@ def test_no_direct_identifier_leaks_into_output_logs_or_metrics(pipeline, reader
     lines = [line for name in STAGE_NAMES for line in pipeline.log_path(name).read_text(errors="replace").splitlines()]
     labels = [value for name in STAGE_NAMES for family in text_string_to_metric_families(pipeline.scrape(name))
               for sample in family.samples for value in sample.labels.values()]
-    hits = [line[:80] for line in lines + labels if _words(line) & needles["1"] or _ngrams(line) & needles["n"]]
-    assert not hits, f"input text in logs or metric labels: {hits[:5]}"
+    assert _carries_input(sent[0]["text"][:300], needles), "the scan must see input text where there is some"
+    hits = [line[:80] for line in lines + labels if _carries_input(line, needles)]
+    assert not hits, f"input text in logs or metric labels: {len(hits)} lines"
     figures.rows["Leakage"] = {
         "TAB documents checked (from the crash test)": len(sent),
         "DIRECT identifiers the detector finds in the inputs": direct_inputs,
@@ -440,6 +441,10 @@ def test_no_direct_identifier_leaks_into_output_logs_or_metrics(pipeline, reader
         "log lines / metric label values scanned": f"{len(lines)} / {len(labels)}",
         "of them carrying input text": len(hits),
     }
+
+
+def _carries_input(line: str, needles: dict[str, set]) -> bool:
+    return bool(_words(line) & needles["1"] or _ngrams(line) & needles["n"])
 
 
 def _words(text: str) -> set[str]:
