@@ -10,7 +10,8 @@ rows counted explicitly; the paper's numbers (manual, KMeans mean and Ward mean 
 
     .venv/bin/python benchmarks/bench_hierarchy.py [--quick]
 
-``--quick``: k in {2, 30} only.
+``--quick``: k in {2, 30} only. ``--one-merge``: also the paper's own shape for Ward, one merge per level (as
+many levels as values; a 9·16·15·42 = 90,720-node lattice) at k = 2 and 30 (about 15 minutes on 2 busy cores).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ PAPER = {
     "ward": {2: (0.9394, 32.61), 5: (0.9334, 18.91), 10: (0.9255, 14.05), 20: (0.9094, 10.49), 30: (0.8936, 8.72),
              50: (0.8837, 7.09), 100: (0.8627, 5.54)},
 }
+ONE_MERGE_RATIO = 1.0001  # level_counts: n-1, n-2, ..., 2 clusters
 VARIANTS = (("ward", "count", 0), *(("kmeans", "count", seed) for seed in range(5)), ("ward", "mass", 0))
 
 
@@ -51,7 +53,9 @@ def _mean_row(rows: list, k: int) -> dict:
 
 
 def main() -> None:
-    args = common.arg_parser(__doc__).parse_args()
+    parser = common.arg_parser(__doc__)
+    parser.add_argument("--one-merge", action="store_true", help="also Ward with one merge per level (slow)")
+    args = parser.parse_args()
     ks = (2, 30) if args.quick else KS
     results = common.Results("hierarchy", "Embedding-cluster hierarchies on UCI Adult (paper 004)", quick=args.quick)
     table = adult.load_table(DATA)
@@ -110,6 +114,17 @@ def main() -> None:
                         f"{m30.c_avg:.2f}", "met" if abs(m30.c_avg - 12.00) <= 0.5 else "not met"])
     results.section("Targets (issue 11): embedding retained >= 0.95 at k = 2, C_avg <= 7.5 at k = 30", common.table(
         ["hierarchies", "retained k=2", "", "C_avg k=30", ""], targets))
+    if args.one_merge:
+        common.log("ward, one merge per level: building and searching (90,720 nodes)")
+        started = time.perf_counter()
+        built = adult.embedding_hierarchies(table, embedder.encode, "ward", ONE_MERGE_RATIO, embedder.model_name)
+        one = adult.bench(table, built, [2, 30], "embedding", "ward one-merge")
+        results.section("Ward with one merge per level (the paper's hierarchy shape)", common.table(
+            ["k", "retained", "C_avg", "retained (explicit)", "levels chosen", "lattice nodes", "nodes grouped",
+             "paper Ward mean"],
+            [[r.k, f"{r.records_retained:.4f}", f"{r.c_avg:.2f}", f"{r.records_retained_explicit:.4f}", list(r.node),
+              r.lattice_size, r.evaluated, "{:.4f} / {:.2f}".format(*PAPER["ward"][r.k])] for r in one])
+            + f"\n\nWall time {time.perf_counter() - started:.0f} s.")
     results.section("Hierarchy shapes (nodes per level, leaf to root) and wall time", common.table(
         ["hierarchies", *adult.QUASI_IDENTIFIERS, "seconds (build + search, all k)"],
         [[name, *(shapes[name][a] for a in adult.QUASI_IDENTIFIERS), f"{timings[name]:.0f}"]
