@@ -31,7 +31,8 @@ from anonstream.pii.merge import split_at_line_breaks
     ("ORG", None, "Regional Branch", "", "authority"),
     ("LOC", "GPE", "Canton of Geneva", "", "region"),  # "<region word> of X" is a region
     ("LOC", "GPE", "District of Kyrenia", "", "region"),
-    ("LOC", "GPE", "Kalogrea", "", "place"),  # a village GeoNames does not list: kind unknown
+    ("LOC", "GPE", "Kalogrea", "", "place"),
+    ("LOC", "GPE", "Zurich", "the prosecution authority of the canton of ", "region"),  # a canton, not a city  # a village GeoNames does not list: kind unknown
     ("LOC", "GPE", "Turkey", "", "country"),
     ("LOC", "GPE", "the Netherlands", "", "country"),
     ("LOC", "GPE", "Łódź", "", "city"),

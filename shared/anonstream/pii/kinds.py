@@ -12,7 +12,7 @@ there. The kind is decided here, from what the detector already knows, and recor
 |          | hospital, media, military, church; a corporate legal form ("A/S", "Ltd", "Inc.") → company;       |
 |          | else the name's last word ("Canton of Geneva Assize Court"); an acronym ("PKK") → ``acronym``;    |
 |          | otherwise ``organization``                                                                        |
-| LOC      | GeoNames: a country → ``country``, a US state or a region word ("province", "region") →          |
+| LOC      | after "canton of", "province of" … → ``region``; GeoNames: a country → ``country``, a US state or a region word ("province", "region") →          |
 |          | ``region``, a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
 |          | OntoNotes LOC (rivers, mountains, areas) → ``region``; otherwise ``place``                        |
 | DEM      | OCCUPATION → ``occupation``; LANGUAGE → ``language``; a religion → ``religion``; a country's       |
@@ -66,6 +66,8 @@ _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ɏ][\w'’-]*")
 _REGION_WORDS = frozenset("province region district county state oblast canton voivodeship department "
                           "prefecture governorate municipality territory republic".split())
 _REGION_OF = re.compile(r"(?:%s) of \S" % "|".join(sorted(_REGION_WORDS)))  # "canton of geneva", "district of x"
+# "the canton of Zurich": whatever else the name is (a city), here it names a division of a country
+_DIVISION_BEFORE = re.compile(r"\b(?:%s) of (?:the )?$" % "|".join(sorted(_REGION_WORDS - {"republic"})), re.I)
 _STREET_WORDS = re.compile(r"\b(?:street|avenue|road|boulevard|square|lane|cad(?:desi)?\.?|sok(?:ak|ağı)?\.?|"
                            r"ulica|ul\.|str\.|straße|strasse|mahallesi|mah\.)", re.I)
 _CONTINENTS = frozenset("europe asia africa america north america south america oceania antarctica "
@@ -95,7 +97,7 @@ def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "
     if entity_type == "ORG":
         return org_kind(surface)
     if entity_type == "LOC":
-        return place_kind(surface, sub)
+        return "region" if _DIVISION_BEFORE.search(before) else place_kind(surface, sub)
     if entity_type == "DEM":
         return demographic_kind(surface, sub)
     if entity_type == "QUANTITY":
