@@ -23,6 +23,10 @@ def _hierarchy(label: str) -> Hierarchy:
 def test_store_load_and_version_bump(redis_url, redis_tenant, monkeypatch):
     registry = RedisHierarchyRegistry(connect(redis_url), redis_tenant, keep=2)
     assert registry.current_version("education") is None and registry.load("education") is None
+    monkeypatch.setenv("ANONSTREAM_REDIS_URL", redis_url)
+    monkeypatch.setenv("ANONSTREAM_TENANT", redis_tenant)
+    early = HierarchyGeneralizer(source="redis", category="education")
+    assert early.generalize("Doctorate", "Education") == "[Education]"  # nothing published yet: the label
     assert registry.publish("education", _hierarchy("Masters")) == 1
     first = registry.load("education")
     assert first.version == 1 and first.hierarchy.paths["Doctorate"][1] == "Masters or similar"
@@ -36,8 +40,11 @@ def test_store_load_and_version_bump(redis_url, redis_tenant, monkeypatch):
     assert registry.load("education", 1) is None  # pruned: keep=2
     assert registry.categories() == ["education"]
 
-    monkeypatch.setenv("ANONSTREAM_REDIS_URL", redis_url)
-    monkeypatch.setenv("ANONSTREAM_TENANT", redis_tenant)
+    assert early.generalize("Doctorate", "Education") == "Postgraduate or similar"  # then the version of first use
     generalizer = HierarchyGeneralizer(source="redis", category="education")
     assert generalizer.generalize("Doctorate", "Education") == "Postgraduate or similar"
     assert generalizer.generalize("HS-grad", "Education") == "[Education]"
+    assert registry.publish("education", _hierarchy("Doctoral")) == 4
+    assert early.generalize("Doctorate", "Education") == "Postgraduate or similar"  # keeps its version
+    assert HierarchyGeneralizer(source="redis", category="education").generalize("Doctorate", "Education") == \
+        "Doctoral or similar"

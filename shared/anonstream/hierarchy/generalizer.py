@@ -1,8 +1,9 @@
 """The ``hierarchy`` generalizer: a value one step up a stored hierarchy (release spec
 ``{name: hierarchy, level: 1, path: ...}`` or ``{name: hierarchy, source: redis}``).
 
-The hierarchy is read once, when the release is loaded (a file written by ``anonstream hierarchy build``,
-JSON or ARX CSV, or the category's current version in Redis), so one run never mixes versions. A known value
+The hierarchy is read once (a file written by ``anonstream hierarchy build``, JSON or ARX CSV, when the release
+is loaded; or the category's current version in Redis, at the first value once one is published — until then
+values get the category label), so one run never mixes versions. A known value
 goes to its generalization at ``level``; a value that already is a node's label goes one level above it; an
 unseen value is embedded and attached to the nearest level-1 node. A value that would stay the same (a
 single-member node) goes further up; the root becomes the category label ``[Category]``.
@@ -32,12 +33,15 @@ class HierarchyGeneralizer(Generalizer):
             raise ValueError("hierarchy generalizer level must be >= 1")
         self.level = level
         self.category = category
-        if hierarchy is None and source == "redis":
-            hierarchy = _current_from_redis(category)
-        elif hierarchy is None:
+        if source not in ("file", "redis"):
+            raise ValueError("hierarchy generalizer source must be 'file' or 'redis'")
+        if source == "redis" and not category:
+            raise ValueError("hierarchy generalizer with source: redis needs 'category'")
+        if hierarchy is None and source == "file":
             if not path:
                 raise ValueError("hierarchy generalizer needs 'path' (or source: redis)")
             hierarchy = load_hierarchy_file(path, category)
+        self.source = source
         self.hierarchy = hierarchy
         self._embedder = None
 
@@ -60,6 +64,10 @@ class HierarchyGeneralizer(Generalizer):
         return self._embedder.encode([embedding_text(value)])[0]
 
     def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+        if self.hierarchy is None:
+            self.hierarchy = _current_from_redis(self.category or category)
+            if self.hierarchy is None:
+                return f"[{category}]"
         path, at = self._path(value)
         for level in range(max(self.level, at + 1), len(path)):
             if path[level].casefold() != value.strip().casefold():
@@ -67,15 +75,11 @@ class HierarchyGeneralizer(Generalizer):
         return f"[{category}]"
 
 
-def _current_from_redis(category: str | None) -> Hierarchy:
+def _current_from_redis(category: str) -> Hierarchy | None:
     from ..config import Settings
     from ..stores.redis_hierarchy import RedisHierarchyRegistry
     from ..stores.redis_state import connect
 
-    if not category:
-        raise ValueError("hierarchy generalizer with source: redis needs 'category'")
     settings = Settings()
     stored = RedisHierarchyRegistry(connect(settings.redis_url), settings.tenant).load(category)
-    if stored is None:
-        raise ValueError(f"no hierarchy for {category!r} in Redis (anonstream hierarchy build --publish)")
-    return stored.hierarchy
+    return None if stored is None else stored.hierarchy
