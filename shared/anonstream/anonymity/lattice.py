@@ -10,7 +10,8 @@ grouping, every node below a known infeasible one; among the feasible nodes it r
 information loss, ARX's default "Loss" metric (Iyengar): per quasi-identifier the mean share of the leaf
 domain a released value covers (a suppressed value covers all of it), rescaled to [0, 1] (0: all leaves,
 1: all ``*``); the quasi-identifiers' losses L_a are combined as ARX's geometric mean, (Π (1 + L_a))^(1/m) − 1.
-Ties go to the lower node. With ARX's Adult hierarchies this picks the nodes behind every manual figure of
+Ties go to the lower node. The search groups one weighted row per distinct (leaf tuple, sensitive value)
+(``compress``; 3,072 rows for Adult's 32,561) instead of every record. With ARX's Adult hierarchies this picks the nodes behind every manual figure of
 paper 004 for k = 2 … 100 (benchmarks/results/hierarchy.md).
 """
 from __future__ import annotations
