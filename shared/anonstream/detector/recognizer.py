@@ -61,7 +61,8 @@ class LearnedSpanRecognizer(Recognizer):
 
     def spans_many(self, texts: Iterable[str], batch_size: int = 16) -> list[list[tuple[int, int, str]]]:
         """``(start, end, type)`` per text, batched (benchmarks and evaluation)."""
-        return [[(e.start_char, e.end_char, e.label_) for e in doc.ents if e.label_ in TAB_TYPES]
+        labels = self.nlp.meta.get("tab_labels") or {t: t for t in TAB_TYPES}  # model label -> TAB type
+        return [[(e.start_char, e.end_char, labels[e.label_]) for e in doc.ents if e.label_ in labels]
                 for doc in (self._windows.docs(texts, batch_size) if self._windows is not None
                             else self.nlp.pipe(texts, batch_size=batch_size))]
 
