@@ -105,9 +105,10 @@ def main(argv=None) -> int:
     ap.add_argument("--vet", nargs="*", default=list(VET),
                     help="TAB types of rule spans the learned spans must confirm in the vetting row")
     ap.add_argument("--data", help="shared data folder")
+    ap.add_argument("--results-name", default="detector", help="writes benchmarks/results/<name>.md")
     args = ap.parse_args(argv)
     root = find_data_root(args.data)
-    res = Results("detector", "Learned span detector: rules vs rules + learned vs Presidio (issue 15)", args.quick)
+    res = Results(args.results_name, "Learned span detector: rules vs rules + learned vs Presidio (issue 15)", args.quick)
 
     dev = load_dev_stopgap(root / DEV_STOPGAP)
     if args.quick:
