@@ -171,7 +171,7 @@ class SequentialSynthesizer:
             coef = intercept = None
             if len(levels[f]) > 1 and self.lambda_ratio < 1.0 and lmax > 0:
                 logit = LogisticRegression(l1_ratio=1.0, C=1.0 / (n * lam), solver="saga", max_iter=self.max_iter,
-                                           tol=self.tol)
+                                           tol=self.tol, random_state=0)     # saga's sampling order: repeatable
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     logit.fit(Xs, y)
