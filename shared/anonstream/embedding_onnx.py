@@ -148,6 +148,9 @@ def load_session(path: str, threads: int):
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads  # 0: ONNX Runtime's default (one per physical core)
     options.inter_op_num_threads = 1
+    # idle pool threads sleep instead of spinning: spinning took the cores from the stages that run between
+    # embed calls in one process (anonstream run: cluster and refit 3x slower, benchmarks/results/profile.md)
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
