@@ -8,6 +8,7 @@ followed by every results file, in the scripts' name order.
     .venv/bin/python benchmarks/run_all.py                  # everything (what `make bench` runs)
     .venv/bin/python benchmarks/run_all.py --only embed     # one benchmark (repeatable)
     .venv/bin/python benchmarks/run_all.py --quick          # small sizes, smoke run
+    .venv/bin/python benchmarks/run_all.py --assemble-only  # no run: BENCHMARKS.md from the results files
 
 ``--quick`` is passed to each script as ``ANONSTREAM_BENCH_QUICK=1`` and, if the script takes it
 (uses ``common.arg_parser`` or mentions ``--quick``), as ``--quick``. With
@@ -122,9 +123,11 @@ def main() -> int:
                         help=f"run only this benchmark (repeatable); one of: {', '.join(scripts)}")
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument("--timeout", type=float, help="seconds allowed per benchmark (default: none)")
+    parser.add_argument("--assemble-only", action="store_true",
+                        help="run nothing: rebuild BENCHMARKS.md from the results files (each marked as earlier)")
     args = parser.parse_args()
 
-    selected = args.only or list(scripts)
+    selected = [] if args.assemble_only else (args.only or list(scripts))
     info = common.machine_info()
     outcomes: dict[str, dict] = {}
     for name, script in scripts.items():
