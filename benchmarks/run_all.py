@@ -13,7 +13,7 @@ followed by every results file, in the scripts' name order.
 ``--quick`` is passed to each script as ``ANONSTREAM_BENCH_QUICK=1`` and, if the script takes it
 (uses ``common.arg_parser`` or mentions ``--quick``), as ``--quick``. With
 ``--only``, the results files of the benchmarks not run are still included, marked as coming from
-an earlier run. A benchmark that fails is marked failed and its old results (if any) are not shown
+an earlier run; so are results files another command writes (``reliability.md``: ``make test-chaos``). A benchmark that fails is marked failed and its old results (if any) are not shown
 as current.
 """
 from __future__ import annotations
@@ -135,6 +135,8 @@ def main() -> int:
             outcomes[name] = run_one(name, script, args.quick, args.timeout)
         else:
             outcomes[name] = {"status": "not run", "seconds": None, "fresh": False, "ok": True}
+    for path in sorted(common.RESULTS_DIR.glob("*.md")):  # written by another command (make test-chaos)
+        outcomes.setdefault(path.stem, {"status": "not run", "seconds": None, "fresh": False, "ok": True})
     OUTPUT.write_text(assemble(info, outcomes, args.quick))
     common.log(f"wrote {common.rel(OUTPUT)}")
     return 0 if all(o["ok"] for o in outcomes.values()) else 1

@@ -243,7 +243,7 @@ class Figures:
     started: float = field(default_factory=time.monotonic)
 
     def write(self, pipeline: Pipeline) -> None:
-        lines = ["# Reliability under crashes, restarts and hostile input (issue 13)", "",
+        lines = ["## Reliability under crashes, restarts and hostile input (issue 13)", "",
                  "Command: `make test-chaos` (tests/chaos/run.sh: its own Kafka and Redis through deploy/infra.sh, "
                  "every stage as its own process, started once; one run).", "",
                  f"Suite wall time: {time.monotonic() - self.started:.0f} s (1-minute load average at the end: "
