@@ -50,10 +50,11 @@ def manual_hierarchy(data_dir: Path, attribute: str, values: Sequence[str]) -> H
 
 
 def embedding_hierarchies(table: dict[str, list[str]], embed: Callable[[list[str]], np.ndarray], method: str,
-                          ratio: float, embedding_model: str, cut: str = "count", seed: int = 0
-                          ) -> dict[str, Hierarchy]:
+                          ratio: float, embedding_model: str, cut: str = "count", seed: int = 0,
+                          weights: str = "values") -> dict[str, Hierarchy]:
     return {a: build_hierarchy(a, Counter(table[a]), embed, method=method, ratio=ratio, cut=cut,
-                               embedding_model=embedding_model, seed=seed) for a in QUASI_IDENTIFIERS}
+                               embedding_model=embedding_model, seed=seed, weights=weights)
+            for a in QUASI_IDENTIFIERS}
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,13 @@ bottom-up, either
 * ``kmeans``: the paper's iterated KMeans, each level clustering the previous level's centroids, here
   weighted by the number of values each centroid stands for (the paper's are unweighted) and seeded.
 
+Either clustering can weight each value by its record count (``weights="records"``; beyond the paper, whose
+values count once, ``weights="values"``): Ward then merges the pair of least weighted increase in the
+within-cluster sum of squares, w_A w_B / (w_A + w_B) · ||c_A − c_B||², and KMeans fits with the record counts
+as ``sample_weight``. Rare values join their nearest neighbour early and frequent values stay apart until the
+top levels, which is what a full-domain search needs: a level that generalizes the rare values costs the
+frequent ones nothing (benchmarks/results/hierarchy.md).
+
 The paper keeps one merge per level (as many levels as values); here the levels are cut either by
 cluster count (``cut="count"``: the count divided by ``ratio`` per level, n/2, n/4, ...), which keeps the
 full-domain lattice small, or by record mass (``cut="mass"``, Ward only; beyond the paper): at level j the
@@ -28,6 +35,7 @@ import numpy as np
 
 from .model import ROOT, Hierarchy
 
+WEIGHTINGS = ("values", "records")
 PLACEHOLDERS = frozenset({"?", "", "-", "n/a", "na", "none", "null", "unknown"})
 
 
@@ -50,24 +58,82 @@ def level_counts(n: int, ratio: float = 2.0) -> list[int]:
     return counts
 
 
-def ward_levels(X: np.ndarray, counts: Sequence[int]) -> np.ndarray:
-    """values x levels cluster ids: the Ward dendrogram cut at each count (nested)."""
-    from scipy.cluster.hierarchy import cut_tree, linkage
+def weighted_ward_linkage(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Ward's linkage of points with masses ``weights`` (> 0), as a scipy linkage matrix: the merge of A and B
+    costs w_A w_B / (w_A + w_B) · ||c_A − c_B||², its height is sqrt(2 · cost) (scipy's ward for unit masses).
+    Nearest-neighbour chain (the cost is reducible): O(n²) distance rows, O(n · d) memory."""
+    centroids = np.array(X, dtype=np.float64)
+    mass = np.array(weights, dtype=np.float64)
+    n = len(centroids)
+    if n < 2 or (mass <= 0).any():
+        raise ValueError("need >= 2 points with positive weights")
+    norms = (centroids ** 2).sum(axis=1)
+    active = np.ones(n, dtype=bool)
+    merges: list[tuple[int, int, float]] = []  # (slot, slot, height); a cluster lives in one member's slot
+    chain: list[int] = []
+    while len(merges) < n - 1:
+        if not chain:
+            chain.append(int(np.flatnonzero(active)[0]))
+        a = chain[-1]
+        distance = np.maximum(norms + norms[a] - 2.0 * (centroids @ centroids[a]), 0.0)
+        cost = mass[a] * mass / (mass[a] + mass) * distance
+        cost[~active] = np.inf
+        cost[a] = np.inf
+        b = int(np.argmin(cost))
+        if len(chain) > 1 and cost[chain[-2]] <= cost[b]:  # reciprocal nearest neighbours: merge
+            b = chain[-2]
+            del chain[-2:]
+            merges.append((a, b, float(np.sqrt(2.0 * cost[b]))))
+            total = mass[a] + mass[b]
+            centroids[b] = (mass[a] * centroids[a] + mass[b] * centroids[b]) / total
+            mass[b], active[a] = total, False
+            norms[b] = centroids[b] @ centroids[b]
+        else:
+            chain.append(b)
+    order = sorted(range(n - 1), key=lambda i: merges[i][2])  # stable: ties keep the chain's order
+    parent, size = list(range(2 * n - 1)), [1] * n + [0] * (n - 1)
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    Z = np.zeros((n - 1, 4))
+    for row, i in enumerate(order):
+        left, right = sorted((root(merges[i][0]), root(merges[i][1])))
+        size[n + row] = size[left] + size[right]
+        parent[left] = parent[right] = n + row
+        Z[row] = (left, right, merges[i][2], size[n + row])
+    return Z
+
+
+def _linkage(X: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    from scipy.cluster.hierarchy import linkage
+
+    if weights is None:
+        return linkage(np.asarray(X, dtype=np.float64), method="ward")
+    return weighted_ward_linkage(X, weights)
+
+
+def ward_levels(X: np.ndarray, counts: Sequence[int], weights: np.ndarray | None = None) -> np.ndarray:
+    """values x levels cluster ids: the (record-weighted, when ``weights``) Ward dendrogram cut at each count."""
+    from scipy.cluster.hierarchy import cut_tree
 
     if not counts:
         return np.zeros((len(X), 0), dtype=np.int64)
-    Z = linkage(np.asarray(X, dtype=np.float64), method="ward")
-    return cut_tree(Z, n_clusters=list(counts)).astype(np.int64)
+    return cut_tree(_linkage(X, weights), n_clusters=list(counts)).astype(np.int64)
 
 
-def mass_levels(X: np.ndarray, weights: np.ndarray, ratio: float = 2.0) -> np.ndarray:
-    """values x levels cluster ids: the Ward dendrogram split where both halves hold >= ratio^j records
-    (j = 1, 2, ...); levels equal to the leaves, the root or the level below are left out."""
-    from scipy.cluster.hierarchy import linkage, to_tree
+def mass_levels(X: np.ndarray, weights: np.ndarray, ratio: float = 2.0, weighted: bool = False) -> np.ndarray:
+    """values x levels cluster ids: the Ward dendrogram (record-weighted if ``weighted``) split where both
+    halves hold >= ratio^j records (j = 1, 2, ...); levels equal to the leaves, the root or the level below are
+    left out."""
+    from scipy.cluster.hierarchy import to_tree
 
     if len(X) < 3:
         return np.zeros((len(X), 0), dtype=np.int64)
-    Z = linkage(np.asarray(X, dtype=np.float64), method="ward")
+    Z = _linkage(X, np.maximum(weights, 1.0) if weighted else None)
     root = to_tree(Z)
     mass = list(np.asarray(weights, dtype=np.float64))
     for left, right in Z[:, :2].astype(np.int64):  # merge i makes node n + i
@@ -89,12 +155,15 @@ def mass_levels(X: np.ndarray, weights: np.ndarray, ratio: float = 2.0) -> np.nd
     return np.stack(out, axis=1) if out else np.zeros((len(X), 0), dtype=np.int64)
 
 
-def kmeans_levels(X: np.ndarray, counts: Sequence[int], seed: int = 0) -> np.ndarray:
-    """values x levels cluster ids: KMeans on the previous level's centroids (weighted by their values)."""
+def kmeans_levels(X: np.ndarray, counts: Sequence[int], seed: int = 0, weights: np.ndarray | None = None
+                  ) -> np.ndarray:
+    """values x levels cluster ids: KMeans on the previous level's centroids, weighted by the values (or, with
+    ``weights``, the records) each centroid stands for."""
     from sklearn.cluster import KMeans
 
     labels = np.arange(len(X))
-    points, weights = np.asarray(X, dtype=np.float64), np.ones(len(X))
+    points = np.asarray(X, dtype=np.float64)
+    weights = np.ones(len(X)) if weights is None else np.asarray(weights, dtype=np.float64)
     out = []
     for m in counts:
         km = KMeans(n_clusters=m, n_init=10, random_state=seed).fit(points, sample_weight=weights)
@@ -118,22 +187,29 @@ def node_label(attribute: str, members: Sequence[str], counts: Mapping[str, int]
 
 def build_hierarchy(attribute: str, counts: Mapping[str, int], embed: Callable[[list[str]], np.ndarray],
                     method: str = "ward", ratio: float = 2.0, reference: Sequence[str] = (), cut: str = "count",
-                    min_label_count: int = 10, embedding_model: str = "", seed: int = 0) -> Hierarchy:
-    """A hierarchy over the observed values (``counts``: value -> records) and the ``reference`` values."""
+                    min_label_count: int = 10, embedding_model: str = "", seed: int = 0,
+                    weights: str = "values") -> Hierarchy:
+    """A hierarchy over the observed values (``counts``: value -> records) and the ``reference`` values.
+    ``weights="records"``: each value weighs its record count in the clustering (a reference value never
+    observed weighs 1, as if seen once)."""
     values = list(dict.fromkeys([*counts, *reference]))
     if not values:
         raise ValueError(f"{attribute}: no values")
+    if weights not in WEIGHTINGS:
+        raise ValueError(f"weights must be one of {WEIGHTINGS}")
     X = np.asarray(embed([embedding_text(v) for v in values]), dtype=np.float32)
+    records = np.asarray([counts.get(v, 0) for v in values], dtype=np.float64)
+    mass = np.maximum(records, 1.0) if weights == "records" else None
     if cut == "mass":
         if method != "ward":
             raise ValueError("cut='mass' needs method='ward' (a dendrogram)")
-        ids = mass_levels(X, np.asarray([counts.get(v, 0) for v in values], dtype=np.float64), ratio)
+        ids = mass_levels(X, records, ratio, weighted=mass is not None)
     elif cut != "count":
         raise ValueError("cut must be 'count' or 'mass'")
     elif method == "ward":
-        ids = ward_levels(X, level_counts(len(values), ratio))
+        ids = ward_levels(X, level_counts(len(values), ratio), mass)
     elif method == "kmeans":
-        ids = kmeans_levels(X, level_counts(len(values), ratio), seed)
+        ids = kmeans_levels(X, level_counts(len(values), ratio), seed, mass)
     else:
         raise ValueError("method must be 'ward' or 'kmeans'")
     columns = [values]
@@ -151,7 +227,7 @@ def build_hierarchy(attribute: str, counts: Mapping[str, int], embed: Callable[[
         for label in dict.fromkeys(columns[1]):
             mean = X[[i for i, x in enumerate(columns[1]) if x == label]].mean(axis=0)
             centroids[label] = (mean / (np.linalg.norm(mean) or 1.0)).astype(np.float32)
-    info = {"method": method, "cut": cut, "ratio": ratio,
+    info = {"method": method, "cut": cut, "ratio": ratio, "weights": weights,
             "cluster_counts": [len(values), *(len(np.unique(ids[:, j])) for j in range(ids.shape[1])), 1],
             "embedding_model": embedding_model, "values": len(values), "min_label_count": min_label_count}
     return Hierarchy(attribute, paths, centroids, info)

@@ -35,7 +35,7 @@ def _build(args: argparse.Namespace) -> int:
                  if args.reference else [])
     embedder = Embedder(args.model or Settings().embed_model)
     hierarchy = build_hierarchy(args.category, counts, embedder.encode, method=args.method, ratio=args.ratio, cut=args.cut,
-                                reference=reference, min_label_count=args.min_label_count,
+                                weights=args.weights, reference=reference, min_label_count=args.min_label_count,
                                 embedding_model=embedder.model_name, seed=args.seed)
     where = []
     if args.out:
@@ -82,8 +82,9 @@ def _adult_bench(args: argparse.Namespace) -> int:
     methods = ("ward", "kmeans") if args.method == "both" else (args.method,)
     for method in methods:
         built = adult.embedding_hierarchies(table, embedder.encode, method, args.ratio, embedder.model_name, args.cut,
-                                            args.seed)
-        rows += adult.bench(table, built, ks, "embedding", method if args.cut == "count" else f"{method}-{args.cut}")
+                                            args.seed, args.weights)
+        name = "-".join([method] + [args.cut] * (args.cut != "count") + [args.weights] * (args.weights != "values"))
+        rows += adult.bench(table, built, ks, "embedding", name)
     rows.sort(key=lambda r: (r.k, r.hierarchies != "manual"))
     if args.json:
         print(json.dumps({"rows": [r.as_dict() for r in rows]}))
@@ -107,6 +108,9 @@ def add_commands(subparsers) -> None:
     build.add_argument("--cut", choices=["count", "mass"], default="count",
                        help="levels by cluster count (n/ratio^j) or record mass (halves of >= ratio^j records)")
     build.add_argument("--ratio", type=float, default=2.0, help="divisor (count) or factor (mass) per level")
+    build.add_argument("--weights", choices=["values", "records"], default="values",
+                       help="records: weigh each value by its count in --values (rare values merge first, frequent "
+                            "ones last; with --method ward --ratio 1.5 the stream's default)")
     build.add_argument("--min-label-count", type=int, default=10,
                        help="a node is named after a member only if it has this many records")
     build.add_argument("--model", help="embedding model (default: ANONSTREAM_EMBED_MODEL)")
@@ -128,5 +132,7 @@ def add_commands(subparsers) -> None:
     bench.add_argument("--ratio", type=float, default=2.0)
     bench.add_argument("--model", help="embedding model (default: the project's)")
     bench.add_argument("--seed", type=int, default=0, help="KMeans seed")
+    bench.add_argument("--weights", choices=["values", "records"], default="values",
+                       help="weigh each value by 1 (the paper) or by its record count")
     bench.add_argument("--json", action="store_true", help='one JSON document {"rows": [...]}')
     bench.set_defaults(func=_adult_bench)

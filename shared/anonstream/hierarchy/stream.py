@@ -9,7 +9,10 @@ logged; the published hierarchy holds them as leaves (a sensitive artefact, like
 
 Settings (environment; unset categories: off): ``ANONSTREAM_HIERARCHY_CATEGORIES`` (comma-separated),
 ``ANONSTREAM_HIERARCHY_REFIT_S`` (3600), ``ANONSTREAM_HIERARCHY_MIN_VALUES`` (20 distinct values before the
-first build), ``ANONSTREAM_HIERARCHY_METHOD`` (kmeans | ward), ``ANONSTREAM_HIERARCHY_CUT`` (count | mass).
+first build), ``ANONSTREAM_HIERARCHY_METHOD`` (ward | kmeans), ``ANONSTREAM_HIERARCHY_CUT`` (count | mass),
+``ANONSTREAM_HIERARCHY_WEIGHTS`` (records | values), ``ANONSTREAM_HIERARCHY_RATIO`` (1.5). The defaults, Ward
+weighted by record counts and cut at n/1.5, n/1.5², ..., are the builder's method that met both of issue 11's
+Adult targets (benchmarks/results/hierarchy.md); the paper's own is ``ward``/``kmeans`` with ``values``.
 """
 from __future__ import annotations
 
@@ -30,13 +33,13 @@ log = logging.getLogger(__name__)
 class HierarchyRefitter:
     def __init__(self, registry: HierarchyRegistry, categories: Sequence[str],
                  embed: Callable[[list[str]], np.ndarray], embedding_model: str, interval_s: float = 3600.0,
-                 min_values: int = 20, method: str = "kmeans", cut: str = "count", max_values: int = 5000,
-                 clock=time.monotonic):
+                 min_values: int = 20, method: str = "ward", cut: str = "count", max_values: int = 5000,
+                 clock=time.monotonic, weights: str = "records", ratio: float = 1.5):
         self.registry = registry
         self.categories = tuple(categories)
         self.embed, self.embedding_model = embed, embedding_model
         self.interval_s, self.min_values, self.max_values = interval_s, min_values, max_values
-        self.method, self.cut = method, cut
+        self.method, self.cut, self.weights, self.ratio = method, cut, weights, ratio
         self.clock = clock
         self.last_build = clock()
         self.counts: dict[str, Counter] = {c: Counter() for c in self.categories}
@@ -53,8 +56,10 @@ class HierarchyRefitter:
         return cls(registry, categories, embedder.encode, embedder.model_name,
                    float(os.environ.get("ANONSTREAM_HIERARCHY_REFIT_S", "3600")),
                    int(os.environ.get("ANONSTREAM_HIERARCHY_MIN_VALUES", "20")),
-                   os.environ.get("ANONSTREAM_HIERARCHY_METHOD", "kmeans"),
-                   os.environ.get("ANONSTREAM_HIERARCHY_CUT", "count"))
+                   os.environ.get("ANONSTREAM_HIERARCHY_METHOD", "ward"),
+                   os.environ.get("ANONSTREAM_HIERARCHY_CUT", "count"),
+                   weights=os.environ.get("ANONSTREAM_HIERARCHY_WEIGHTS", "records"),
+                   ratio=float(os.environ.get("ANONSTREAM_HIERARCHY_RATIO", "1.5")))
 
     def observe(self, chunks: Sequence) -> None:
         """Chunks (``records.Chunk``): count each clear mention of a configured category."""
@@ -76,7 +81,7 @@ class HierarchyRefitter:
             if len(counter) < self.min_values:
                 continue
             hierarchy = build_hierarchy(category, counter, self.embed, method=self.method, cut=self.cut,
-                                        embedding_model=self.embedding_model)
+                                        ratio=self.ratio, weights=self.weights, embedding_model=self.embedding_model)
             versions[category] = self.registry.publish(category, hierarchy)
             self.published += 1
             log.info("refit: published hierarchy %s version %d (%d values, levels %s)", category,
