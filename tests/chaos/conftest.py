@@ -17,7 +17,6 @@ import sys
 import threading
 import time
 import urllib.request
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -29,6 +28,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from anonstream import topics
 from anonstream.config import Settings
 from anonstream.runtime.kafka import create_topics
+from anonstream.runtime.launch import is_consuming, service_env, start_service, stop_services
 from anonstream.runtime.wiring import STAGE_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,11 +71,7 @@ class Pipeline:
         self.starts[name] += 1
         with self.log_path(name).open("ab") as log:
             log.write(f"---- start {self.starts[name]}\n".encode())
-            log.flush()
-            self.processes[name] = subprocess.Popen(
-                [sys.executable, "-m", "anonstream.cli", "service", name],
-                env={**self.env, "ANONSTREAM_METRICS_PORT": str(self.ports[name])},
-                stdout=log, stderr=subprocess.STDOUT)
+        self.processes[name] = start_service(name, self.env, self.log_path(name), metrics_port=self.ports[name])
 
     async def wait_ready(self, name: str, timeout_s: float = READY_TIMEOUT_S) -> None:
         """Until this start of the stage logged that it consumes (its consumer joined)."""
@@ -84,7 +80,7 @@ class Pipeline:
         while time.monotonic() < deadline:
             self.check()
             text = self.log_path(name).read_text(errors="replace")
-            if f"service {name}@" in text.rsplit(marker, 1)[-1]:
+            if is_consuming(text.rsplit(marker, 1)[-1], name):
                 return
             await asyncio.sleep(0.5)
         raise AssertionError(f"{name} not consuming after {timeout_s:.0f}s:\n{self.tail(name)}")
@@ -111,15 +107,7 @@ class Pipeline:
             return response.read().decode()
 
     def stop(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_services(self.processes.values())
 
 
 class Infra:
@@ -259,19 +247,11 @@ class Figures:
 
 @pytest.fixture(scope="session")
 def chaos_env(kafka_bootstrap: str, redis_url: str) -> dict[str, str]:
-    run_id = uuid.uuid4().hex[:8]
-    return {
-        **os.environ,
-        "ANONSTREAM_BOOTSTRAP": kafka_bootstrap,
-        "ANONSTREAM_REDIS_URL": redis_url,
-        "ANONSTREAM_TOPIC_PREFIX": f"chaos-{run_id}",
-        "ANONSTREAM_TENANT": f"chaos-{run_id}",
-        "ANONSTREAM_PSEUDONYM_KEY": os.urandom(32).hex(),
+    return service_env(kafka_bootstrap, redis_url, "chaos", {
         "ANONSTREAM_REFIT_INTERVAL_S": "10",
-        "ANONSTREAM_MIXTURE_K": "4",
         "ANONSTREAM_AUDIT_UTILITY": "0",  # the audit's re-embedding is not what this suite tests
         "ANONSTREAM_LOG_LEVEL": "INFO",
-    }
+    })
 
 
 @pytest.fixture(scope="session")

@@ -7,14 +7,8 @@ PERSON name or e-mail address the detector finds in an input document may surviv
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import secrets
-import signal
-import subprocess
-import sys
 import time
-import uuid
 from pathlib import Path
 
 import orjson
@@ -24,6 +18,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from anonstream import topics
 from anonstream.config import Settings
 from anonstream.pii.engine import DocumentEntities, PiiEngine
+from anonstream.runtime import launch
 from anonstream.runtime.kafka import create_topics
 from anonstream.runtime.wiring import STAGE_NAMES
 from anonstream.stages.ingest import IngestStage
@@ -50,17 +45,7 @@ def documents() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def service_env(kafka_bootstrap: str, redis_url: str) -> dict[str, str]:
-    run_id = uuid.uuid4().hex[:8]
-    return {
-        **os.environ,
-        "ANONSTREAM_BOOTSTRAP": kafka_bootstrap,
-        "ANONSTREAM_REDIS_URL": redis_url,
-        "ANONSTREAM_TOPIC_PREFIX": f"it-{run_id}",
-        "ANONSTREAM_TENANT": f"it-{run_id}",
-        "ANONSTREAM_PSEUDONYM_KEY": secrets.token_hex(32),
-        "ANONSTREAM_REFIT_INTERVAL_S": "5",
-        "ANONSTREAM_MIXTURE_K": "4",
-    }
+    return launch.service_env(kafka_bootstrap, redis_url, "it", {"ANONSTREAM_REFIT_INTERVAL_S": "5"})
 
 
 @pytest.fixture(scope="module")
@@ -68,21 +53,10 @@ def services(service_env: dict[str, str], tmp_path_factory):
     settings = _settings(service_env)
     asyncio.run(create_topics(settings))
     logs = tmp_path_factory.mktemp("service-logs")
-    processes = {}
-    for name in STAGE_NAMES:
-        log_file = (logs / f"{name}.log").open("wb")
-        processes[name] = (subprocess.Popen([sys.executable, "-m", "anonstream.cli", "service", name],
-                                            env=service_env, stdout=log_file, stderr=subprocess.STDOUT),
-                           logs / f"{name}.log")
+    processes = {name: (launch.start_service(name, service_env, logs / f"{name}.log"), logs / f"{name}.log")
+                 for name in STAGE_NAMES}
     yield processes
-    for process, _ in processes.values():
-        process.send_signal(signal.SIGTERM)
-    for name, (process, log_path) in processes.items():
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    launch.stop_services(process for process, _ in processes.values())
 
 
 def _settings(env: dict[str, str]) -> Settings:
