@@ -191,6 +191,25 @@ def test_partly_masked_occurrence_is_masked_as_one_span_and_no_fragment_becomes_
     assert new == "Police [PERSON_1] grabbed her arm."
 
 
+def test_titled_full_name_is_masked_where_it_appears_without_the_title(engine):
+    # TAB 001-72154: "Mr Nedim Öndeş" is masked, the bare "Nedim Öndeş" later read by the NER as an ORG; left so,
+    # the swap stage had moved the name into another document as an organisation.
+    chunks = ["The applicant and Mr Nedim Öndeş were arrested in İzmir.",
+              "He requested that Nedim Öndeş be convicted and sentenced."]
+    registry = DocumentEntities("d")
+    results = engine.process_many(chunks, [registry] * len(chunks), InMemoryPseudonymStore())
+    assert all("Öndeş" not in text for text, _ in results)
+    persons = [[s for s in spans if s.type == "PERSON"] for _, spans in results]
+    assert all(persons) and len({s.surrogate for chunk in persons for s in chunk}) == 1
+    assert masked_forms(registry).keys() >= {"Mr Nedim Öndeş", "Nedim Öndeş"}
+
+
+def test_a_title_before_a_single_word_adds_no_bare_surface(engine):
+    registry = DocumentEntities("d")
+    engine.process("Mr Bank appealed.", registry, InMemoryPseudonymStore())
+    assert "Bank" not in masked_forms(registry)
+
+
 def test_process_many_with_separate_registries_is_per_text(engine):
     texts = ["The co-defendant M appealed.", "Between M and her husband there were differences."]
     results = engine.process_many(texts, [DocumentEntities("a"), DocumentEntities("b")], InMemoryPseudonymStore())

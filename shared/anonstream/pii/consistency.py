@@ -18,17 +18,22 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from ..records import EntitySpan
+from .gazetteer import STRONG_TITLES
 from .grouping import DocumentEntities
 from .occurrences import find_occurrences
 
 RECOGNIZER = "consistency/same_surface"
+# "Mr Nedim Öndeş" -> "Nedim Öndeş": a full name after a title is as specific without it, and the NER often
+# reads the bare name as something else (an ORG, a facility) where the title is missing.
+_TITLED_FULL_NAME = re.compile(rf"^(?:{'|'.join(STRONG_TITLES)})\.?\s+(?P<name>\w[\w'’.-]*(?:\s+\w[\w'’.-]*)+)$")
 _FUNCTION_WORDS = frozenset(("the", "a", "an", "of", "and", "or", "for", "in", "on", "at", "to", "by", "with", "from", "s"))
 
 
 def record_masked_surfaces(text: str, spans: list[EntitySpan], entities: DocumentEntities,
                            masks: Callable[[EntitySpan], bool]) -> None:
-    """Remember the raw surface of every masked PERSON mention on its entity (``masked_surfaces``). Mentions the
-    consistency pass added are not recorded: they only repeat known surfaces (or join one to a masked span)."""
+    """Remember the raw surface of every masked PERSON mention on its entity (``masked_surfaces``), and a titled
+    full name also without its title. Mentions the consistency pass added are not recorded: they only repeat
+    known surfaces (or join one to a masked span)."""
     for s in spans:
         if s.type != "PERSON" or not masks(s) or s.recognizer == RECOGNIZER:
             continue
@@ -36,8 +41,11 @@ def record_masked_surfaces(text: str, spans: list[EntitySpan], entities: Documen
         if ent is None:
             continue
         surface = text[s.start : s.end].strip()
-        if surface and surface not in ent.setdefault("masked_surfaces", []):
-            ent["masked_surfaces"].append(surface)
+        known = ent.setdefault("masked_surfaces", [])
+        titled = _TITLED_FULL_NAME.match(surface)
+        for form in (surface, titled and titled["name"]):
+            if form and form not in known:
+                known.append(form)
 
 
 def masked_forms(entities: DocumentEntities) -> dict[str, dict[str, Any]]:
