@@ -122,6 +122,16 @@ def test_an_administrative_division_of_a_place_is_one_span():
     assert got[:2] == [("Canton of Geneva", "LOC"), ("Canton of Geneva Court of Cassation", "ORG")]
 
 
+def test_a_division_word_alone_extends_over_the_name_no_detection_covers():
+    # TAB 001-59518: the NER saw "Canton" alone; as a place it had generalized to "China" (Canton = Guangzhou)
+    text = "The Principal Public Prosecutor for the Canton of Geneva and the İzmir District of Konak; Canton, Ohio."
+    dets = [_det(text, "Principal Public Prosecutor", "ORG"), _det(text, "Canton", "LOC"),
+            _det(text, "District", "LOC"), Detection(text.rindex("Canton"), text.rindex("Canton") + 6, "LOC", 0.8,
+                                                      "spacy_ner", "ner:GPE", [], "GPE")]
+    got = [_surface(text, d) for d in combine_adjacent(text, dets)]
+    assert got == ["Principal Public Prosecutor", "Canton of Geneva", "District of Konak", "Canton"]
+
+
 def test_a_place_and_prison_are_one_org():
     text = "He was detained in Kandıra prison and later in the Edirne F-type prison."
     assert _surface(text, extend_to_head_noun(text, _det(text, "Kandıra", "LOC"), len(text))) == "Kandıra prison"

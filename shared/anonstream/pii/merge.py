@@ -106,6 +106,18 @@ _COUNTRY_TAIL = re.compile(r"^,\s*$")
 _DIVISION_WORDS = frozenset("canton province county region district voivodeship department oblast commune "
                             "municipality prefecture governorate".split())
 _OF_GAP = re.compile(r"^ of (?:the )?$")
+_CAPITAL = "A-ZÀ-ÖØ-ÞĀĂĄĆČĎĐĒĘĚĞİŁŃŇŌŐŒŘŚŞŠŢŤŪŮŰŹŻŽ"
+_OF_NAME = re.compile(rf"^ of (?:the )?[{_CAPITAL}][\w'’-]*(?: [{_CAPITAL}][\w'’-]*)*")
+
+
+def extend_division(text: str, d: Detection, limit: int) -> Detection:
+    """A place that is only a division word ("Canton", "District") followed by " of <Name>" that no detection
+    covers ("the Canton of Geneva" where the NER saw only "Canton") is the division named: extended over
+    " of <Name>", ending before ``limit`` (the next detection). Unchanged otherwise."""
+    if d.type != "LOC" or text[d.start:d.end].lower() not in _DIVISION_WORDS:
+        return d
+    m = _OF_NAME.match(text[d.end:limit])
+    return replace(d, end=d.end + m.end(), rule=d.rule + "+division") if m else d
 
 
 # Lower-case head nouns that make a name into the name of a group or an event ("Sheraton hotel", "Sima clan",
@@ -154,8 +166,8 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     itself a country: "Denmark, Switzerland" is a list); a place or name right before an ORG ("Batman" +
     "Assize Court") → one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
     one ORG or MISC (``extend_to_head_noun``)."""
-    dets = [extend_to_head_noun(text, d, dets[i + 1].start if i + 1 < len(dets) else len(text))
-            for i, d in enumerate(dets)]
+    limits = [dets[i + 1].start if i + 1 < len(dets) else len(text) for i in range(len(dets))]
+    dets = [extend_to_head_noun(text, extend_division(text, d, limit), limit) for d, limit in zip(dets, limits)]
     out: list[Detection] = []
     for d in dets:
         if out:
