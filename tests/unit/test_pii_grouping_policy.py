@@ -73,6 +73,7 @@ def test_rule_policy_types():
                                                                ents) == "NO_MASK"
     assert p.classify(_entity(ents, "ORG", "Bydgoszcz District Court"), ents) == "QUASI"
     assert p.classify(_entity(ents, "MISC", "Article 6 of the Convention", "LAW"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "MISC", "Human Rights Building", "EVENT"), ents) == "NO_MASK"  # the Court's venue
     assert p.classify(_entity(ents, "DATETIME", "the same day", "DATE"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "DATETIME", "3 May 2001", "DATE"), ents) == "QUASI"
     assert RulePolicy(allow=frozenset({"kowalska"})).classify(ents.by_id("d_e2"), ents) == "NO_MASK"

@@ -63,6 +63,7 @@ COURT_BODIES = frozenset((
     "first section", "second section", "third section", "fourth section", "fifth section", "government",
     "the government", "convention", "president", "registrar", "section registrar", "deputy registrar",
     "european convention on human rights", "rules of court", "plenary court",
+    "human rights building", "human rights building, strasbourg",  # the Court's own hearing venue
 ))
 _VAGUE_TIME = re.compile(
     r"^(?:the\s+)?(?:same|following|next|previous|preceding|that|this|last|first|second|third|subsequent|"
