@@ -161,3 +161,18 @@ def test_a_generalized_phrase_fits_its_left_edge(text, start, value, expected):
     from anonstream.swap.rewrite import _fit
 
     assert _fit(text, start, value) == expected
+
+
+@pytest.mark.parametrize("text, value, expected", [
+    ("the Bochum public prosecutor", "Germany", "German"),  # a modifier: the country's adjective
+    ("The Ankara office", "the Netherlands", "Dutch"),
+    ("in Bochum and", "Germany", "Germany"),  # a place: the country's name
+    ("the Bochum prosecutor", "Antalya", "Antalya"),  # no country: unchanged
+    ("the Bochum Regional Court", "Germany", "Germany"),  # capitalized next word: part of a name, not a modifier
+])
+def test_a_country_in_a_modifier_slot_reads_as_its_adjective(text, value, expected):
+    from anonstream.swap.rewrite import _fit
+
+    start = text.index("Bo") if "Bo" in text else text.index("An")
+    end = start + len(text[start:].split(" ")[0])
+    assert _fit(text, start, value, end=end) == expected

@@ -197,6 +197,25 @@ def _country_phrase(name: str) -> str:
     return f"the {name}" if _COUNTRY_WITH_THE.search(name) else name
 
 
+@functools.lru_cache(maxsize=1)
+def _country_adjectives() -> dict[str, str]:
+    """Country name (case-folded, any of its names) → its adjective ("germany" → "German"), from countryinfo's
+    demonyms; countries with no demonym there are left out."""
+    from ..pii.gazetteer import country_data
+
+    data = country_data()
+    first: dict[str, str] = {}
+    for demonym, iso3 in data["demonyms"].items():
+        first.setdefault(iso3, demonym)
+    return {name.casefold(): first[iso3] for name, iso3 in data["countries"].items() if iso3 in first}
+
+
+def country_adjective(name: str) -> str | None:
+    """The adjective of the country called ``name`` ("Germany" → "German"; "the Netherlands" → "Dutch"), or
+    None when ``name`` is no country or its adjective is unknown."""
+    return _country_adjectives().get(re.sub(r"^the\s+", "", name.strip(), flags=re.I).casefold())
+
+
 class PlaceGeneralizer(Generalizer):
     """A place one step up the geographic hierarchy: a city or a US state to its country, a country to its
     continent (``level: country``); or straight to the continent (``level: continent``). "Gdańsk, Poland" is

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..records import EntitySpan
+from .generalize import country_adjective
 from .tuples import Mention, Site, is_acronym, norm_key
 
 _BARE_APOSTROPHE = re.compile(r"^['’](?![A-Za-z])")
@@ -184,10 +185,17 @@ def _sentence_start(text: str, start: int) -> bool:
     return before[-1] in ".!?:\n"
 
 
-def _fit(text: str, start: int, new_value: str, first: bool = True) -> str:
-    """Small fixes at the left edge of a value placed at ``start``: a leading "the" of the value dropped
-    after a determiner in the text ("his the company"), and a lower-case value capitalized at a sentence
-    start only."""
+_THE_BEFORE = re.compile(r"(?:^|\W)the $", re.I)
+_NOUN_AFTER = re.compile(r"^ [a-z]")
+
+
+def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | None = None) -> str:
+    """Small fixes at the edges of a value placed over ``text[start:end]``: a country that takes the place of a
+    name used as a modifier reads as its adjective ("the Bochum public prosecutor" -> "the German public
+    prosecutor", not "the Germany public prosecutor"); a leading "the" of the value dropped after a determiner
+    in the text ("his the company"); a lower-case value capitalized at a sentence start only."""
+    if end is not None and _THE_BEFORE.search(text[max(0, start - 5):start]) and _NOUN_AFTER.match(text[end:end + 2]):
+        new_value = country_adjective(new_value) or new_value
     if _STARTS_WITH_THE.match(new_value):
         if first and _ENDS_WITH_DETERMINER.search(text[max(0, start - 9):start]):
             new_value = _STARTS_WITH_THE.sub("", new_value, count=1)
@@ -263,7 +271,7 @@ def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewri
             raise ValueError("overlapping site plans")
         in_place = len(plan.values) == len(ms)
         if in_place:
-            values = [_fit(text, m.start, v) for m, v in zip(ms, plan.values)]
+            values = [_fit(text, m.start, v, end=m.end) for m, v in zip(ms, plan.values)]
         else:
             values = [_fit(text, start, v, first=(i == 0)) for i, v in enumerate(plan.values)]
         lead_old, lead_new = _lead(text, max(cursor, start - 6), start, ms[0].value, values[0])
