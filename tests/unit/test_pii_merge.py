@@ -132,6 +132,15 @@ def test_a_division_word_alone_extends_over_the_name_no_detection_covers():
     assert got == ["Principal Public Prosecutor", "Canton of Geneva", "District of Konak", "Canton"]
 
 
+def test_an_org_after_a_public_body_head_starts_at_the_head():
+    # TAB 001-92748: "the Minister of Agriculture and Food Economics", the NER's ORG only "Agriculture and ..."
+    text = "In 1997 the Minister of Agriculture and Food Economics dismissed it; the Office of HADEP in Ankara."
+    dets = [_det(text, "Agriculture and Food Economics", "ORG"), _det(text, "HADEP", "LOC"),
+            _det(text, "Ankara", "LOC")]
+    got = [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)]
+    assert got == [("Minister of Agriculture and Food Economics", "ORG"), ("HADEP", "LOC"), ("Ankara", "LOC")]
+
+
 def test_a_place_and_prison_are_one_org():
     text = "He was detained in Kandıra prison and later in the Edirne F-type prison."
     assert _surface(text, extend_to_head_noun(text, _det(text, "Kandıra", "LOC"), len(text))) == "Kandıra prison"

@@ -110,6 +110,20 @@ _CAPITAL = "A-ZÀ-ÖØ-ÞĀĂĄĆČĎĐĒĘĚĞİŁŃŇŌŐŒŘŚŞŠŢŤŪŮŰ�
 _OF_NAME = re.compile(rf"^ of (?:the )?[{_CAPITAL}][\w'’-]*(?: [{_CAPITAL}][\w'’-]*)*")
 
 
+_PUBLIC_HEAD_OF = re.compile(r"\b(?:Minister|Ministry|Department|Directorate|Office|Commissioner|Inspector|Inspectorate|"
+                             r"Secretary|Secretariat|Agency|Board) of (?:the )?$")
+
+
+def extend_to_public_head(text: str, d: Detection, floor: int) -> Detection:
+    """An organisation named right after a capitalized public-body head and " of " is the public body's subject
+    ("the Minister of " + "Agriculture and Food Economics"): the detection starts at the head, not after
+    ``floor`` (the previous detection's end), so the name is decided as the public body it is."""
+    if d.type != "ORG":
+        return d
+    m = _PUBLIC_HEAD_OF.search(text[max(floor, d.start - 20):d.start])
+    return replace(d, start=d.start - len(m.group(0)), rule=d.rule + "+head_of") if m else d
+
+
 def extend_division(text: str, d: Detection, limit: int) -> Detection:
     """A place that is only a division word ("Canton", "District") followed by " of <Name>" that no detection
     covers ("the Canton of Geneva" where the NER saw only "Canton") is the division named: extended over
@@ -165,11 +179,13 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     """After overlap resolution: "Canton" + "of Geneva" → one LOC ("Canton of Geneva Court" → one ORG); "City, Country" → one LOC (an address-like place; not when the first place is
     itself a country: "Denmark, Switzerland" is a list); a place or name right before an ORG ("Batman" +
     "Assize Court") → one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
-    one ORG or MISC (``extend_to_head_noun``)."""
+    one ORG or MISC (``extend_to_head_noun``); an ORG right after "Minister of" starts at the head
+    (``extend_to_public_head``)."""
     limits = [dets[i + 1].start if i + 1 < len(dets) else len(text) for i in range(len(dets))]
     dets = [extend_to_head_noun(text, extend_division(text, d, limit), limit) for d, limit in zip(dets, limits)]
     out: list[Detection] = []
     for d in dets:
+        d = extend_to_public_head(text, d, out[-1].end if out else 0)
         if out:
             prev = out[-1]
             gap = text[prev.end : d.start]
