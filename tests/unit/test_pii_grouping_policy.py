@@ -101,6 +101,8 @@ def test_institutions_of_large_cities_single_no_one_out():
     p = RulePolicy()
     assert p.classify(_entity(ents, "ORG", "Istanbul State Security Court"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "LOC", "Ankara", "GPE"), ents) == "QUASI"  # the city itself is a place of living
+    assert p.classify(_entity(ents, "LOC", "Antalya Municipality", "GPE"), ents) == "NO_MASK"  # its authority
+    assert p.classify(_entity(ents, "LOC", "Karacabey Municipality", "GPE"), ents) == "QUASI"  # a small town's
     assert p.classify(_entity(ents, "ORG", "Karacabey Civil Court"), ents) == "QUASI"
     assert RulePolicy(large_city_no_mask=False).classify(_entity(ents, "ORG", "Izmir Assize Court"), ents) == "QUASI"
 

@@ -179,6 +179,8 @@ PUBLIC_BODY_HEADS = frozenset("""
 court office ministry minister directorate board council committee commission agency authority service inspector
 inspectorate department bureau tribunal chamber prosecutor administration
 """.split())
+# a place name read as a place (LOC) that ends like this is the place's authority ("Antalya Municipality")
+_AUTHORITY_TAILS = frozenset(("municipality", "governorship", "prefecture"))
 _REGION_WORDS = frozenset("eastern western northern southern central upper lower".split())
 
 
@@ -353,8 +355,8 @@ class RulePolicy(IdentifierPolicy):
             return "NO_MASK"
         if t == "ORG" and self.descriptive_body_no_mask and is_descriptive_public_body(forms, dominant):
             return "NO_MASK"
-        if t in ("ORG", "MISC") and self.large_city_no_mask and all(
-                named_after_large_city(f, self.large_city_population) for f in forms):
+        if (t in ("ORG", "MISC") or t == "LOC" and all(_words(f)[-1:] and _words(f)[-1] in _AUTHORITY_TAILS for f in forms)) \
+                and self.large_city_no_mask and all(named_after_large_city(f, self.large_city_population) for f in forms):
             return "NO_MASK"
         if t == "QUANTITY" and sub == "CARDINAL" and self.small_count_no_mask and is_small_count(forms):
             return "NO_MASK"
