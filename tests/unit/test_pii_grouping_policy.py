@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -198,3 +199,17 @@ def test_country_place_and_initials_rules():
     assert tab_first.classify(_entity(ents, "PERSON", "Z. L."), ents) == "NO_MASK"
     assert tab_first.classify(_entity(ents, "PERSON", "Mr M."), ents) == "NO_MASK"
     assert tab_first.classify(_entity(ents, "PERSON", "Mr T. Bąk"), ents) == "QUASI"
+
+
+def test_first_annotator_profile_loads_and_keeps_its_places_and_nationalities():
+    import yaml
+
+    from anonstream.pii.policy import make_policy
+
+    profile = Path(__file__).resolve().parents[2] / "deploy" / "pii.tab-first-annotator.yaml"
+    p = make_policy(yaml.safe_load(profile.read_text())["policy"])
+    ents = DocumentEntities("d")
+    assert p.classify(_entity(ents, "DEM", "German", "NORP"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "LOC", "Gdańsk", "GPE"), ents) == "NO_MASK"  # about 460,000 people
+    assert p.classify(_entity(ents, "LOC", "Bytów", "GPE"), ents) == "QUASI"
+    assert RulePolicy().classify(_entity(ents, "LOC", "Gdańsk", "GPE"), ents) == "QUASI"  # the default masks it

@@ -493,4 +493,6 @@ def make_policy(spec: dict[str, Any] | str | None) -> IdentifierPolicy:
         return LearnedPolicy(model)
     if "allow" in spec:
         spec["allow"] = frozenset(s.lower() for s in spec["allow"])
+    if "country_no_mask_types" in spec:
+        spec["country_no_mask_types"] = tuple(spec["country_no_mask_types"])
     return RulePolicy(**spec)
