@@ -141,6 +141,15 @@ def test_an_org_after_a_public_body_head_starts_at_the_head():
     assert got == [("Minister of Agriculture and Food Economics", "ORG"), ("HADEP", "LOC"), ("Ankara", "LOC")]
 
 
+def test_two_orgs_with_only_a_space_between_are_one():
+    # TAB 001-147269: "Şehit Tevfik" (ORG) + "Fikret Erciyes police station" (ORG): one police station
+    text = "He was taken to Şehit Tevfik Fikret Erciyes police station, then to the Court and the Army."
+    dets = [_det(text, "Şehit Tevfik", "ORG"), _det(text, "Fikret Erciyes police station", "ORG"),
+            _det(text, "Court", "ORG"), _det(text, "Army", "ORG")]
+    got = [_surface(text, d) for d in combine_adjacent(text, dets)]
+    assert got == ["Şehit Tevfik Fikret Erciyes police station", "Court", "Army"]
+
+
 def test_a_place_and_prison_are_one_org():
     text = "He was detained in Kandıra prison and later in the Edirne F-type prison."
     assert _surface(text, extend_to_head_noun(text, _det(text, "Kandıra", "LOC"), len(text))) == "Kandıra prison"

@@ -177,8 +177,9 @@ def extend_to_head_noun(text: str, d: Detection, limit: int) -> Detection:
 
 def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     """After overlap resolution: "Canton" + "of Geneva" → one LOC ("Canton of Geneva Court" → one ORG); "City, Country" → one LOC (an address-like place; not when the first place is
-    itself a country: "Denmark, Switzerland" is a list); a place or name right before an ORG ("Batman" +
-    "Assize Court") → one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
+    itself a country: "Denmark, Switzerland" is a list); a place, name or organisation right before an ORG
+    with only a space between ("Batman" + "Assize Court", "Şehit Tevfik" + "Fikret Erciyes police station") →
+    one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
     one ORG or MISC (``extend_to_head_noun``); an ORG right after "Minister of" starts at the head
     (``extend_to_public_head``)."""
     limits = [dets[i + 1].start if i + 1 < len(dets) else len(text) for i in range(len(dets))]
@@ -197,7 +198,7 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
                     and text[prev.start:prev.end].lower() in _DIVISION_WORDS:
                 out[-1] = replace(d, start=prev.start, rule=d.rule + "+division")
                 continue
-            if prev.type in ("LOC", "PERSON") and d.type == "ORG" and gap == " " and text[d.start].isupper():
+            if prev.type in ("LOC", "PERSON", "ORG") and d.type == "ORG" and gap == " " and text[d.start].isupper():
                 out[-1] = replace(d, start=prev.start, rule=d.rule + "+prefix")
                 continue
         out.append(d)
