@@ -264,6 +264,8 @@ def test_generalizations_into_common_words_are_not_judged_as_named_values():
     assert is_common_phrase("several co-accused")
     assert not is_common_phrase("Izmir") and not is_common_phrase("the 1990s")
     assert not is_common_phrase("European") and not is_common_phrase("the Court of Cassation")
+    assert is_common_phrase("Chief of the police") and is_common_phrase("Minister of the organisation")
+    assert not is_common_phrase("Chief") and not is_common_phrase("President of Poland")
 
 
 def test_kind_kept_is_also_reported_where_the_tagger_reads_the_old_value_as_its_gold_type():

@@ -159,12 +159,20 @@ def is_placeholder(value: str) -> bool:
 _WORDS = re.compile(r"[^\W\d_][\w'’-]*")
 
 
+# Role titles that head a generalized office ("Chief of the police", "Minister of the organisation"): capitalized
+# as titles are, they name no one by themselves.
+_ROLE_TITLES = frozenset("""chief head minister president vice-president commissioner director governor mayor
+prosecutor judge inspector officer member secretary chairman chairperson deputy registrar ombudsman""".split())
+
+
 def is_common_phrase(value: str) -> bool:
-    """A generalization into common words ("the regional court", "several co-accused"), not a named value:
-    no digit and no capitalized word but the first. It names nothing, so no tagger can label it."""
+    """A generalization into common words ("the regional court", "several co-accused", "Chief of the police"),
+    not a named value: no digit and no capitalized word but the first, which is lower-case, an article or a role
+    title. It names nothing, so no tagger can label it."""
     words = _WORDS.findall(value)
     return bool(words) and not any(ch.isdigit() for ch in value) and not any(w[0].isupper() for w in words[1:]) \
-        and (not words[0][0].isupper() or words[0].lower() in ("the", "a", "an", "several"))
+        and (not words[0][0].isupper() or words[0].lower() in ("the", "a", "an", "several")
+             or (len(words) > 1 and words[0].lower() in _ROLE_TITLES))
 
 
 def best_label(entities: Sequence[tuple[int, int, str]], start: int, end: int) -> str | None:
