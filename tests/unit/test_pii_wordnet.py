@@ -33,6 +33,10 @@ def test_descriptive_public_bodies():
     assert not is_descriptive_public_body(["batman assize court"], "TUR")  # "batman" is a word, and a city
     assert not is_descriptive_public_body(["high court of eastern denmark"], "DNK")  # a region
     assert not is_descriptive_public_body(["united states district court"], "POL")  # another country
+    # ... unless any country is as unspecific as the background one (RulePolicy: country_no_mask for ORG)
+    assert is_descriptive_public_body(["department of lands and surveys of the republic of cyprus"], "TUR",
+                                      any_country=True)
+    assert not is_descriptive_public_body(["high court of eastern denmark"], "TUR", any_country=True)
     assert not is_descriptive_public_body(["christian trade union"], "DNK")  # no public-body head
     ents = DocumentEntities("d")
     ent = ents.resolve("ORG", "National Water Board")

@@ -189,13 +189,14 @@ def _multiword_countries() -> tuple[str, ...]:
     return tuple(c.lower() for c in country_data()["countries"] if " " in c)
 
 
-def is_descriptive_public_body(forms: Iterable[str], dominant: str | None) -> bool:
+def is_descriptive_public_body(forms: Iterable[str], dominant: str | None, any_country: bool = False) -> bool:
     """Every form names a public body by what it is, not by who or where: it has a public-body head and all its
     other words are generic institutional vocabulary, the dominant country, or common English words (WordNet,
     wordnet.py) that are no city or country ("General Directorate of Highways", "Minister of Planning (Minister
     Gospodarki Przestrzennej)": glosses ignored). Regions ("High Court of Eastern Denmark"), places ("Batman
     Assize Court": Batman is a common noun but also a city) and other countries ("United States District Court")
-    make it specific. False when WordNet is unavailable."""
+    make it specific, unless ``any_country`` (a country's name places its subject among millions anyway: "Department
+    of Lands and Surveys of the Republic of Cyprus"). False when WordNet is unavailable."""
     if not wordnet.available():
         return False
     for form in forms:
@@ -206,11 +207,11 @@ def is_descriptive_public_body(forms: Iterable[str], dominant: str | None) -> bo
         for w in words:
             if w in _REGION_WORDS:
                 return False
-            if w in GENERIC_ORG_WORDS or (dominant and country_of(w) == dominant):
+            if w in GENERIC_ORG_WORDS or (dominant and country_of(w) == dominant) or (any_country and country_of(w)):
                 continue
             if not wordnet.is_common_word(w) or city_population(w) is not None or country_of(w) is not None:
                 return False
-        if any(c in form and country_of(c) != dominant for c in _multiword_countries()):
+        if not any_country and any(c in form and country_of(c) != dominant for c in _multiword_countries()):
             return False
     return True
 
@@ -353,7 +354,8 @@ class RulePolicy(IdentifierPolicy):
             return "NO_MASK"
         if t in ("ORG", "MISC") and self.generic_org_no_mask and is_generic_org(forms, dominant):
             return "NO_MASK"
-        if t == "ORG" and self.descriptive_body_no_mask and is_descriptive_public_body(forms, dominant):
+        if t == "ORG" and self.descriptive_body_no_mask and is_descriptive_public_body(
+                forms, dominant, any_country=self.country_no_mask and "ORG" in self.country_no_mask_types):
             return "NO_MASK"
         if (t in ("ORG", "MISC") or t == "LOC" and all(_words(f)[-1:] and _words(f)[-1] in _AUTHORITY_TAILS for f in forms)) \
                 and self.large_city_no_mask and all(named_after_large_city(f, self.large_city_population) for f in forms):
