@@ -130,20 +130,29 @@ inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
 log.dirs=$KAFKA_RUN/data/node$id
 
+$(topic_and_footprint_props "$replicas")
+PROPS
+  echo "$f"
+}
+
+# topic_and_footprint_props REPLICAS -> the server.properties lines every local broker shares (this script's
+# and deploy/secure-local.sh's): topic defaults, internal topics with REPLICAS replicas, a small footprint
+topic_and_footprint_props() {
+  cat <<PROPS
 # topics: auto-created on first use with ANONSTREAM_PARTITIONS partitions, one replica per node
 num.partitions=$PARTITIONS
-default.replication.factor=$replicas
+default.replication.factor=$1
 min.insync.replicas=1
 auto.create.topics.enable=true
 delete.topic.enable=true
 
 # consumer offsets: one partition (the default 50 make the first group join slow), no join delay
-offsets.topic.replication.factor=$replicas
+offsets.topic.replication.factor=$1
 offsets.topic.num.partitions=1
 group.initial.rebalance.delay.ms=0
 
 # transactions (the sink's produce + offsets): state log with one replica per node
-transaction.state.log.replication.factor=$replicas
+transaction.state.log.replication.factor=$1
 transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=1
 
@@ -155,7 +164,6 @@ num.recovery.threads.per.data.dir=1
 log.cleaner.threads=1
 log.cleaner.dedupe.buffer.size=16777216
 PROPS
-  echo "$f"
 }
 
 bootstrap_for() { # bootstrap_for NODES -> comma-separated client listeners

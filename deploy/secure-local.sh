@@ -105,22 +105,7 @@ ssl.endpoint.identification.algorithm=https
 listener.name.controller.ssl.client.auth=required
 
 log.dirs=$KAFKA_RUN/data/node1
-num.partitions=$PARTITIONS
-default.replication.factor=1
-min.insync.replicas=1
-auto.create.topics.enable=true
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=1
-group.initial.rebalance.delay.ms=0
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-transaction.state.log.num.partitions=1
-num.network.threads=2
-num.io.threads=2
-background.threads=2
-num.recovery.threads.per.data.dir=1
-log.cleaner.threads=1
-log.cleaner.dedupe.buffer.size=16777216
+$(topic_and_footprint_props 1)
 PROPS
   )
   echo "$f"
