@@ -94,3 +94,11 @@ def test_a_surname_typed_in_lower_case_stays_with_title_and_given_name(engine):
     assert persons("On 3 May Mrs Deniz akcay lodged a complaint.") == ["Mrs Deniz akcay"]
     assert persons("Mr Ahmet lodged an appeal.") == ["Mr Ahmet"]  # an English word is no surname
     assert persons("Mrs Deniz and her husband left.") == ["Mrs Deniz"]
+
+
+def test_a_symbol_font_space_reads_as_a_space(engine):
+    text = "The Court was composed of Mr\uf020L.\uf020Wildhaber, the President."
+    spans = engine.detect(text, DocumentEntities("d-uf020"))
+    person = [s for s in spans if s.type == "PERSON"]
+    assert person and person[0].text == text[person[0].start : person[0].end]
+    assert "Wildhaber" in person[0].text and "\uf020" in person[0].text

@@ -50,6 +50,31 @@ def test_case_numbers_but_not_legal_references_or_dates():
 
 
 @pytest.mark.parametrize("text,expected", [
+    ("in the case NJA 2005 p. 884 (see", "NJA 2005 p. 884"),
+    ("Clinton v. Bradley [2000] NI 196) which", "[2000] NI 196"),
+    ("Brown v. Stott [2001] 2 WLR 817. Thereafter", "[2001] 2 WLR 817"),
+    ("Industries Ltd ([2000] AC 326), that", "[2000] AC 326"),
+    ("see (1976) 1 EHRR 737 and", "(1976) 1 EHRR 737"),
+])
+def test_law_report_citations_are_codes(text, expected):
+    assert expected in _hits(CaseNumberRecognizer(), text)
+
+
+def test_law_report_needs_a_reporter_and_a_page():
+    rec = CaseNumberRecognizer()
+    for text in ("the Terrorism Act 2000 s. 41 applied", "in [1999] the court", "on (2004) 11 April 2005"):
+        assert not [d for d in rec.analyze(text) if d.rule == "law_report"], text
+
+
+def test_every_number_of_a_nos_list_is_a_code_but_not_in_legal_references():
+    text = "the plots nos. 260, 268, 119/5, 164.9 and 425. The applicant"
+    hits = _hits(CaseNumberRecognizer(), text)
+    assert {"268", "119/5", "164.9", "425"} <= set(hits) and "425." not in hits
+    assert _hits(CaseNumberRecognizer(), "under Protocols Nos. 1 and 11 to the Convention") == []
+    assert _hits(CaseNumberRecognizer(), "Articles nos. 5 and 6") == []
+
+
+@pytest.mark.parametrize("text,expected", [
     ("held on 2 and 25 January 1995.", "2 and 25 January 1995"),
     ("on 14, 24 and 26 September 2007;", "14, 24 and 26 September 2007"),
     ("in the winter of 2007", "winter of 2007"),

@@ -99,6 +99,11 @@ class InMemoryPseudonymStore(PseudonymStore):
             return got
 
 
+# A private-use code point that word processors export for the space of a symbol font ("Mr\uf020L.\uf020Wildhaber"
+# in TAB's texts): the recognizers read it as the space it stands for.
+_SPACE_LIKE = str.maketrans({"\uf020": " "})
+
+
 # ---------------------------------------------------------------------------------------------
 # Configuration
 # ---------------------------------------------------------------------------------------------
@@ -306,10 +311,17 @@ class PiiEngine:
 
     def detect_many(self, texts: Iterable[str], entities: Iterable[DocumentEntities],
                     batch_size: int | None = None) -> list[list[EntitySpan]]:
-        texts = list(texts)
+        """Spans per text. Space look-alikes (``_SPACE_LIKE``) are read as spaces (same offsets); the spans'
+        ``text`` is the original's."""
+        originals = list(texts)
+        texts = [t.translate(_SPACE_LIKE) for t in originals]
         out = []
-        for text, doc, ents in zip(texts, self.spacy_docs(texts, batch_size), entities):
-            out.append(self._spans(text, doc, ents))
+        for original, text, doc, ents in zip(originals, texts, self.spacy_docs(texts, batch_size), entities):
+            spans = self._spans(text, doc, ents)
+            if text != original:
+                for span in spans:
+                    span.text = original[span.start : span.end]
+            out.append(spans)
         return out
 
     def explain(self, text: str, entities: DocumentEntities) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ name, score and the context words that raised or confirmed it.
 | iban | CODE / IBAN | country length table + ISO 13616 mod-97 check |
 | card | CODE / CARD | 13–19 digits, Luhn checksum, known issuer prefix |
 | ip | CODE / IP | ``ipaddress`` parses it (IPv4 / IPv6) |
-| case_number | CODE / CASE | ``36110/97``-style numbers, reference codes with digits; context words raise the score |
+| case_number | CODE / CASE | ``36110/97``-style numbers, reference codes with digits, law-report citations; context words raise the score |
 | datetime | DATETIME / DATE, TIME, DURATION | calendar checks (month names, day ≤ 31, plausible years) |
 | money | QUANTITY / MONEY | amount + currency code, symbol or currency word |
 | quantity | QUANTITY / QUANTITY, PERCENT | amount + unit |
@@ -290,26 +290,58 @@ _NO_NUMBER_CORE = re.compile(r"[Nn](?:os?|r)\.?\s+\d")
 # and every reference_code match: a capital then a digit ("D-4840", "LH3042"), a digit then a capital ("4B1") or a
 # dotted number ("11/14.2"); written to begin with its first character class (the engine skips to candidates)
 _REF_CORE = re.compile(r"[A-Z\d](?:(?<=[A-Z])[ -]?\d|(?<=\d)(?:[A-Z]|[./]\d))")
+# Law-report citations, which the annotators mark CODE: "[2000] AC 326", "[2001] 2 WLR 817", "(1976) 1 EHRR 737",
+# "[2003] EWCA Civ 1234" (a bracketed year, an optional volume, a capitalised reporter of up to three words, a
+# page), and Nordic reports cited by year and page: "NJA 2005 p. 884", "RÅ 1997 ref. 5" (an all-capital reporter).
+_LAW_REPORT = re.compile(
+    r"(?<!\w)(?:[\[(](?:1[89]|20)\d\d[\])]\s+(?:\d{1,3}\s+)?(?!(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b)[A-Z][A-Za-z]{0,5}\.?(?:\s[A-Z][A-Za-z]{0,5}\.?){0,2}"
+    r"|[A-ZÅÄÖÆØ]{2,5}\s+(?:1[89]|20)\d\d\s+(?:p\.|s\.|ref\.|nr\.?))\s*\d{1,5}(?![\w/])")
+# what every law_report match contains: a year in brackets, or a year then a page word
+_LAW_REPORT_CORE = re.compile(r"[\[(](?:1[89]|20)\d\d[\])]|(?:1[89]|20)\d\d\s+(?:p|s|ref|nr)\.")
+# the items after the first of a list introduced by "nos." ("plots nos. 260, 268, 119/5 and 425"): each is a
+# code of its own (the first is the no_number rule's)
+_NO_WORD_AT_END = re.compile(r"\s*\b[Nn](?:os?|r)\.?\s*$")
+_NOS_LIST = re.compile(r"(?:\b(?P<noun>[A-Za-z]{3,})\s+)?\b[Nn](?:os|rs)\.?\s+\d(?:[\w/-]|\.(?=\d))*"
+                       r"(?P<rest>(?:(?:,\s*|,?\s+and\s+)\d(?:[\w/-]|\.(?=\d))*)+)")
+_LIST_ITEM = re.compile(r"\d(?:[\w/-]|\.(?=\d))*")
 _NO_NOUN_KEEP = frozenset(("plot", "plots", "parcel", "parcels", "flat", "apartment", "room", "cell", "house", "lot",
                            "block", "sheet", "file", "register", "entry", "account", "licence", "license", "passport",
                            "vehicle", "plate", "card", "ticket", "certificate", "permit", "box"))
 _LEGAL_BEFORE = re.compile(
-    r"(?=[acdloprs§])(?:article|articles|art\.|section|sections|rule|rules|§|protocol|paragraph|paragraphs|para\.|chapter|law|act|"
+    r"(?=[acdloprs§])(?:article|articles|art\.|section|sections|rule|rules|§|protocol|protocols|paragraph|paragraphs|para\.|chapter|law|act|"
     r"regulation|decree|ordinance|directive|resolution|page|pages|pp?\.)\s*$", re.I)
 
 
 class CaseNumberRecognizer(RegexRecognizer):
     """Application and case numbers (``36110/97``, ``2006/2199``), reference codes with digits
-    (``D-4840``, ``LH3042``, ``11/14E.2``) and numbers introduced by "no." outside legal references."""
+    (``D-4840``, ``LH3042``, ``11/14E.2``), numbers introduced by "no." outside legal references and law-report
+    citations (``[2000] AC 326``, ``NJA 2005 p. 884``)."""
 
     name = "case_number"
     subtype = "CASE"
-    patterns = (("case_number", _CASE, 0.9), ("reference_code", _REF, 0.7), ("no_number", _NO_NUMBER, 0.75))
+    patterns = (("case_number", _CASE, 0.9), ("reference_code", _REF, 0.7), ("no_number", _NO_NUMBER, 0.75),
+                ("law_report", _LAW_REPORT, 0.9))
 
     def absent(self, rule, text):
         if rule == "reference_code":
             return _REF_CORE.search(text) is None
+        if rule == "law_report":
+            return _LAW_REPORT_CORE.search(text) is None
         return rule == "no_number" and _NO_NUMBER_CORE.search(text) is None
+
+    def analyze(self, text, doc=None):
+        out = super().analyze(text, doc)
+        if _NO_NUMBER_CORE.search(text) is None:
+            return out
+        for m in _NOS_LIST.finditer(text):
+            noun = (m.group("noun") or "").lower()
+            if _LEGAL_BEFORE.search(noun) or noun.endswith("s") and _LEGAL_BEFORE.search(noun[:-1]):
+                continue  # "Protocols Nos. 1 and 11", "Articles nos. 5 and 6"
+            for item in _LIST_ITEM.finditer(m.group("rest")):
+                s, e = m.start("rest") + item.start(), m.start("rest") + item.end()
+                out.append(Detection(s, e, self.entity_type, 0.9, self.name, "no_list", context=["nos."],
+                                     subtype=self.subtype))
+        return out
 
     def span(self, match):
         if match.re is _NO_NUMBER:
@@ -324,6 +356,8 @@ class CaseNumberRecognizer(RegexRecognizer):
         raw = match.group(2) if rule == "no_number" else match.group(0)
         before = text[max(0, s - 30) : s]
         context = _context_hits(text, s, CODE_CONTEXT, before=30)
+        if rule == "law_report":
+            return 1.0, []
         if rule == "case_number":
             a, b = raw.split("/")[:2]
             if len(raw.split("/")) == 2 and len(a) <= 2 and len(b) <= 2 and (
@@ -335,7 +369,7 @@ class CaseNumberRecognizer(RegexRecognizer):
                 return None
             return (1.0 if context else 0.9), context
         if rule == "no_number":
-            if _LEGAL_BEFORE.search(text[max(0, s - 40) : s].rstrip().rstrip(".").rstrip("Nno").rstrip()):
+            if _LEGAL_BEFORE.search(_NO_WORD_AT_END.sub("", text[max(0, s - 40) : s])):
                 return None
             if re.fullmatch(r"\d{1,2}", raw) and not context:
                 return None
