@@ -150,6 +150,23 @@ def test_two_orgs_with_only_a_space_between_are_one():
     assert got == ["Şehit Tevfik Fikret Erciyes police station", "Court", "Army"]
 
 
+def test_names_ending_with_a_legal_form_are_companies_and_keep_its_full_stop():
+    text = "He sued Global A.Ş. and ANO İnşaat ve Ticaret Limited Şirketi, then Regnmark I/S and the Court."
+    dets = [_det(text, "Global A.Ş", "MISC"), _det(text, "ANO İnşaat", "MISC"),
+            _det(text, "Ticaret Limited Şirketi", "MISC"), _det(text, "Regnmark I/S", "MISC"), _det(text, "Court", "ORG")]
+    got = [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)]
+    assert got == [("Global A.Ş.", "ORG"), ("ANO İnşaat ve Ticaret Limited Şirketi", "ORG"), ("Regnmark I/S", "ORG"),
+                   ("Court", "ORG")]
+
+
+def test_a_name_introduced_as_the_applicant_is_a_person():
+    # TAB 001-60513: the NER read the applicant's name as a place; it had become "the matter"
+    text = "lodged by a Turkish national, Yüksel İğdeli (“the applicant”), and by Akın A.Ş. (“the applicant company”)."
+    dets = [_det(text, "Yüksel İğdeli", "MISC"), _det(text, "Akın A.Ş", "MISC")]
+    got = [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)]
+    assert got == [("Yüksel İğdeli", "PERSON"), ("Akın A.Ş.", "ORG")]
+
+
 def test_a_place_and_prison_are_one_org():
     text = "He was detained in Kandıra prison and later in the Edirne F-type prison."
     assert _surface(text, extend_to_head_noun(text, _det(text, "Kandıra", "LOC"), len(text))) == "Kandıra prison"

@@ -56,9 +56,10 @@ ORG_HEAD_KINDS: dict[str, str] = {
 # A "centre" is a prison only after remand/detention words; otherwise it is an authority or a school.
 _CENTRE_PRISON = re.compile(r"\b(?:remand|detention|correctional|reception|penitentiary)\s+(?:centre|center)$", re.I)
 _SECURITY_POLICE = re.compile(r"\b(?:security|anti-terror(?:ism|ist)?|intelligence|police)\b", re.I)
-_LEGAL_FORM = re.compile(
-    r"(?:^|\s|,)(?:A/S|AS|ApS|Ltd\.?|Limited|Inc\.?|plc|PLC|GmbH|AG|SA|S\.A\.|SpA|S\.p\.A\.|BV|B\.V\.|NV|N\.V\.|"
-    r"AB|Oy|Oyj|LLC|LLP|Co\.|A\.Ş\.|AŞ|Ltd\.\s?Şti\.|d\.o\.o\.|s\.r\.o\.|a\.s\.|JSC|PJSC|OOO|ZAO|OAO)$")
+LEGAL_FORM = re.compile(
+    r"(?:^|\s|,)(?:A/S|AS|ApS|I/S|K/S|Ltd\.?|Limited|Inc\.?|plc|PLC|GmbH|AG|SA|S\.A\.|SpA|S\.p\.A\.|BV|B\.V\.|NV|"
+    r"N\.V\.|AB|Oy|Oyj|LLC|LLP|Co\.|A\.Ş\.|AŞ|Ltd\.\s?Şti\.|Limited Şirketi|Anonim Şirketi|d\.o\.o\.|s\.r\.o\.|"
+    r"a\.s\.|Sp\. z o\.o\.|JSC|PJSC|OOO|ZAO|OAO)$")
 _LEADING_THE = re.compile(r"^the\s+", re.I)
 _ACRONYM = re.compile(r"[A-Z][A-Z0-9&.-]*[A-Z0-9.]")
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ɏ][\w'’-]*")
@@ -114,11 +115,11 @@ def org_head(surface: str) -> str:
     """The head part of an organisation's name: before "of", without a leading "the" or a legal form."""
     name = _LEADING_THE.sub("", surface.strip())
     head = re.split(r"\s+(?:of|for|on)\s+", name, maxsplit=1)[0]
-    return _LEGAL_FORM.sub("", head).strip(" ,")
+    return LEGAL_FORM.sub("", head).strip(" ,")
 
 
 def org_kind(surface: str) -> str:
-    if _LEGAL_FORM.search(surface.strip()):
+    if LEGAL_FORM.search(surface.strip()):
         return "company"
     head = org_head(surface)
     words = _WORD.findall(head)

@@ -17,6 +17,7 @@ from typing import Any
 
 from .base import Detection
 from .gazetteer import TITLES
+from .kinds import LEGAL_FORM
 from .occurrences import find_occurrences
 from .policy import country_of
 
@@ -124,6 +125,35 @@ def extend_to_public_head(text: str, d: Detection, floor: int) -> Detection:
     return replace(d, start=d.start - len(m.group(0)), rule=d.rule + "+head_of") if m else d
 
 
+_COMPANY_JOINER = re.compile(r"^ (?:and|&|ve|und|et|i|og|en) $")  # "Smith and Jones Ltd", "X İnşaat ve Ticaret A.Ş."
+# an appositive that makes a name one of the case's parties: "a Turkish national, Yüksel İğdeli (“the applicant”)"
+_APPLICANT_AFTER = re.compile(r"^,?\s*\((?:“|\"|‘|')the (?:(?:first|second|third|fourth|fifth) )?applicants?(?:”|\"|’|')\)")
+
+
+def as_company(text: str, d: Detection, limit: int) -> Detection:
+    """A name that ends with a company's legal form ("Global A.Ş", "Regnmark I/S") is an ORG whatever the
+    recognizer said; the legal form's last full stop joins the span when a recognizer left it out ("A.Ş" + ".")."""
+    if d.type not in ("MISC", "LOC", "ORG"):
+        return d
+    end = d.end
+    if not LEGAL_FORM.search(text[d.start:end]):
+        if end < limit and text[end:end + 1] == "." and LEGAL_FORM.search(text[d.start:end + 1]):
+            end += 1
+        else:
+            return d
+    if (d.type, end) == ("ORG", d.end):
+        return d
+    return replace(d, end=end, type="ORG", subtype="ORG", rule=d.rule + "+legal_form")
+
+
+def as_applicant(text: str, d: Detection) -> Detection:
+    """A name the text introduces as a party ("…, Yüksel İğdeli (“the applicant”)") that a recognizer typed as
+    a place or a miscellaneous name is a PERSON, unless it is a company (``as_company`` ran first)."""
+    if d.type not in ("MISC", "LOC") or not _APPLICANT_AFTER.match(text[d.end:d.end + 40]):
+        return d
+    return replace(d, type="PERSON", subtype="PERSON", rule=d.rule + "+applicant")
+
+
 def extend_division(text: str, d: Detection, limit: int) -> Detection:
     """A place that is only a division word ("Canton", "District") followed by " of <Name>" that no detection
     covers ("the Canton of Geneva" where the NER saw only "Canton") is the division named: extended over
@@ -181,9 +211,13 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     with only a space between ("Batman" + "Assize Court", "Şehit Tevfik" + "Fikret Erciyes police station") →
     one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
     one ORG or MISC (``extend_to_head_noun``); an ORG right after "Minister of" starts at the head
-    (``extend_to_public_head``)."""
+    (``extend_to_public_head``); a name ending with a legal form is a company (``as_company``), joined with a name
+    before it by "and"/"ve"/"&" ("ANO İnşaat ve Ticaret Limited Şirketi"); a name introduced as "(“the
+    applicant”)" is a person (``as_applicant``)."""
     limits = [dets[i + 1].start if i + 1 < len(dets) else len(text) for i in range(len(dets))]
-    dets = [extend_to_head_noun(text, extend_division(text, d, limit), limit) for d, limit in zip(dets, limits)]
+    dets = [as_applicant(text, as_company(text, extend_to_head_noun(text, extend_division(text, d, limit), limit),
+                                          limit))
+            for d, limit in zip(dets, limits)]
     out: list[Detection] = []
     for d in dets:
         d = extend_to_public_head(text, d, out[-1].end if out else 0)
@@ -197,6 +231,9 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
             if prev.type == "LOC" and d.type in ("LOC", "ORG") and _OF_GAP.match(gap) \
                     and text[prev.start:prev.end].lower() in _DIVISION_WORDS:
                 out[-1] = replace(d, start=prev.start, rule=d.rule + "+division")
+                continue
+            if prev.type in ("MISC", "ORG") and d.type == "ORG" and "legal_form" in d.rule and _COMPANY_JOINER.match(gap):
+                out[-1] = replace(d, start=prev.start, rule=d.rule + "+joined")  # one company's name
                 continue
             if prev.type in ("LOC", "PERSON", "ORG") and d.type == "ORG" and gap == " " and text[d.start].isupper():
                 out[-1] = replace(d, start=prev.start, rule=d.rule + "+prefix")

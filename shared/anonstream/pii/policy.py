@@ -64,6 +64,7 @@ COURT_BODIES = frozenset((
     "the government", "convention", "president", "registrar", "section registrar", "deputy registrar",
     "european convention on human rights", "rules of court", "plenary court",
     "human rights building", "human rights building, strasbourg",  # the Court's own hearing venue
+    "series a", "series b",  # the Court's own law reports ("Series A no. 44")
 ))
 _VAGUE_TIME = re.compile(
     r"^(?:the\s+)?(?:same|following|next|previous|preceding|that|this|last|first|second|third|subsequent|"
