@@ -32,7 +32,7 @@ TITLES = (
     "Dame", "Lord", "Lady", "Herr", "Frau", "Senator", "President", "Rev", "Father", "Sister", "Brother", "Imam",
     "Rabbi", "Captain", "Colonel", "General", "Major", "Lieutenant", "Sergeant", "Inspector", "Superintendent",
     "Commissioner", "Governor", "Mayor", "Minister", "Ambassador", "Lt Gen", "Maj Gen", "Lt Col", "Lt", "Gen", "Col",
-    "Capt", "Sgt", "Emperor", "Empress", "Bishop",
+    "Capt", "Sgt", "Emperor", "Empress", "Bishop", "Constable", "Detective", "Corporal",
 )
 # Titles that, alone, make the following capitalised word a person (the others need a capitalised name after them
 # *and* no ORG head word, e.g. "President of the Court" is not a person).
@@ -641,12 +641,17 @@ _LETTER_LIST = re.compile(r"(?<![\w.])(?:[A-Z](?:\s*,\s*|\s+and\s+)){1,}[A-Z](?!
 _LETTER_AFTER_NOUN = re.compile(
     r"\b(?=[a-z])(?:counsel|lawyer|witness|representative|son|daughter|wife|husband|brother|sister|mother|father|"
     r"co-accused|co‑accused|accused|defendant|officer|doctor|neighbour|friend|applicant|person|woman|man|child|"
-    r"accountant|prosecutor|judge|expert|inspector)s?\s*\(?\s*(?P<l>[A-Z])(?![\w.])")
+    r"accountant|prosecutor|judge|expert|inspector)s?(?:(?:\s*\(\s*|\s+)(?P<l>[A-Z])(?![\w.])"
+    # two initials, also after a comma ("his brother, AM"), not of "A.M." nor before a name ("BG Bank")
+    r"|(?:\s*\(\s*|,?\s+)(?P<l2>[A-Z]{2})(?![\w’'‑-]|\.\w|\s+[A-Z]))")
+
+# capitals after a person noun that are not a name's initials (after a person noun "AM" and "PM" are no times)
+_NOT_INITIALS = ACRONYM_STOP - {"AM", "PM"}
 
 
 class LetterNameRecognizer(Recognizer):
     """Single capital letters used as pseudonymous names: lists ("A, B, N, M and R"), "[M]", or right after a
-    person noun ("new counsel (B)") — TAB counts them as PERSON."""
+    person noun ("new counsel (B)", "his brother, AM": one or two capitals) — TAB counts them as PERSON."""
 
     name = "letter_name"
 
@@ -657,8 +662,11 @@ class LetterNameRecognizer(Recognizer):
                 s = m.start() + lm.start()
                 out.append(Detection(s, s + 1, "PERSON", 0.7, self.name, "letter_list", subtype="PERSON"))
         for m in _LETTER_AFTER_NOUN.finditer(text):
-            s = m.start("l")
-            out.append(Detection(s, s + 1, "PERSON", 0.75, self.name, "letter_after_noun", subtype="PERSON"))
+            group = "l" if m.group("l") else "l2"
+            if m.group(group) in _NOT_INITIALS:
+                continue  # "the applicant, NB"
+            out.append(Detection(m.start(group), m.end(group), "PERSON", 0.75, self.name, "letter_after_noun",
+                                 subtype="PERSON"))
         for m in re.finditer(r"\[([A-Z])\]", text):
             out.append(Detection(m.start(1), m.end(1), "PERSON", 0.75, self.name, "letter_bracket", subtype="PERSON"))
         return out

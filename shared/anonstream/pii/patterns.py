@@ -292,10 +292,11 @@ _NO_NUMBER_CORE = re.compile(r"[Nn](?:os?|r)\.?\s+\d")
 _REF_CORE = re.compile(r"[A-Z\d](?:(?<=[A-Z])[ -]?\d|(?<=\d)(?:[A-Z]|[./]\d))")
 # Law-report citations, which the annotators mark CODE: "[2000] AC 326", "[2001] 2 WLR 817", "(1976) 1 EHRR 737",
 # "[2003] EWCA Civ 1234" (a bracketed year, an optional volume, a capitalised reporter of up to three words, a
-# page), and Nordic reports cited by year and page: "NJA 2005 p. 884", "RÅ 1997 ref. 5" (an all-capital reporter).
+# page: the span leaves the bracketed year to the dates), and Nordic reports cited by year and page: "NJA 2005 p.
+# 884", "RÅ 1997 ref. 5" (an all-capital reporter).
 _LAW_REPORT = re.compile(
-    r"(?<!\w)(?:[\[(](?:1[89]|20)\d\d[\])]\s+(?:\d{1,3}\s+)?(?!(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b)[A-Z][A-Za-z]{0,5}\.?(?:\s[A-Z][A-Za-z]{0,5}\.?){0,2}"
-    r"|[A-ZÅÄÖÆØ]{2,5}\s+(?:1[89]|20)\d\d\s+(?:p\.|s\.|ref\.|nr\.?))\s*\d{1,5}(?![\w/])")
+    r"(?<!\w)(?:[\[(](?:1[89]|20)\d\d[\])]\s+(?P<report>(?:\d{1,3}\s+)?(?!(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b)[A-Z][A-Za-z]{0,5}\.?(?:\s[A-Z][A-Za-z]{0,5}\.?){0,2})"
+    r"|[A-ZÅÄÖÆØ]{2,5}\s+(?:1[89]|20)\d\d\s+(?:p\.|s\.|ref\.|nr\.?))\s*(?P<page>\d{1,5})(?![\w/])")
 # what every law_report match contains: a year in brackets, or a year then a page word
 _LAW_REPORT_CORE = re.compile(r"[\[(](?:1[89]|20)\d\d[\])]|(?:1[89]|20)\d\d\s+(?:p|s|ref|nr)\.")
 # the items after the first of a list introduced by "nos." ("plots nos. 260, 268, 119/5 and 425"): each is a
@@ -308,7 +309,7 @@ _NO_NOUN_KEEP = frozenset(("plot", "plots", "parcel", "parcels", "flat", "apartm
                            "block", "sheet", "file", "register", "entry", "account", "licence", "license", "passport",
                            "vehicle", "plate", "card", "ticket", "certificate", "permit", "box"))
 _LEGAL_BEFORE = re.compile(
-    r"(?=[acdloprs§])(?:article|articles|art\.|section|sections|rule|rules|§|protocol|protocols|paragraph|paragraphs|para\.|chapter|law|act|"
+    r"(?=[acdloprs§])(?:article|articles|art\.|section|sections|rule|rules|§|protocol|protocols|series\s+[ab]|paragraph|paragraphs|para\.|chapter|law|act|"
     r"regulation|decree|ordinance|directive|resolution|page|pages|pp?\.)\s*$", re.I)
 
 
@@ -344,6 +345,8 @@ class CaseNumberRecognizer(RegexRecognizer):
         return out
 
     def span(self, match):
+        if match.re is _LAW_REPORT and match.group("report"):
+            return match.start("report"), match.end()
         if match.re is _NO_NUMBER:
             noun = match.group("noun")
             if noun and noun in _NO_NOUN_KEEP:

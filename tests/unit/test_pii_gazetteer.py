@@ -1,0 +1,30 @@
+"""Name recognizers of gazetteer.py that need no spaCy: pseudonymous letters and initials used as names."""
+from __future__ import annotations
+
+import pytest
+
+from anonstream.pii.gazetteer import LetterNameRecognizer
+
+
+def _names(text):
+    return [text[d.start : d.end] for d in LetterNameRecognizer().analyze(text) if d.type == "PERSON"]
+
+
+@pytest.mark.parametrize("text,names", [
+    ("he had abused other people including his brother, AM.", ["AM"]),
+    ("the witness AM had left to work abroad", ["AM"]),
+    ("made by a fourth person, MC, and was", ["MC"]),
+    ("at which new counsel (B) appeared", ["B"]),
+])
+def test_one_or_two_capitals_after_a_person_noun_are_a_name(text, names):
+    assert _names(text) == names
+
+
+@pytest.mark.parametrize("text", [
+    "the defendant BG Bank A/S",  # two capitals before a name: part of it
+    "on behalf of the applicant, B appealed",  # one capital after a comma: a sentence goes on
+    "the applicant, NB, submitted",  # an abbreviation, not initials
+    "his son, UK-born,",
+])
+def test_capitals_that_are_not_a_name(text):
+    assert _names(text) == []
