@@ -66,10 +66,31 @@ def test_vetting_drops_uncovered_rule_spans_of_vetted_types_only():
     assert LearnedSpanRecognizer(nlp=None).vet_detections("x", found) == found
 
 
+def test_vet_cover_sets_how_much_of_a_rule_span_the_learned_spans_must_cover():
+    found = [Detection(0, 3, "MISC", 0.8, "learned"), Detection(0, 10, "MISC", 0.9, "proper_phrase")]
+    assert len(LearnedSpanRecognizer(nlp=None, vet=("MISC",)).vet_detections("x" * 10, found)) == 1
+    assert len(LearnedSpanRecognizer(nlp=None, vet=("MISC",), vet_cover=0.3).vet_detections("x" * 10, found)) == 2
+
+
+def test_uncertain_sentences_are_those_of_vetted_spans_merged():
+    text = "Mr A met B. He read the Book of X at home.\nOn 3 May he left. The Book of X and Y were read."
+    rec = LearnedSpanRecognizer(nlp=None, vet=("MISC",), windows="uncertain")
+    x1, x2 = text.index("Book"), text.rindex("Book")
+    found = [Detection(0, 4, "PERSON", 0.9, "title"), Detection(x1, x1 + 9, "MISC", 0.6, "proper_phrase"),
+             Detection(x2, x2 + 9, "MISC", 0.6, "proper_phrase"), Detection(x2 + 14, x2 + 15, "MISC", 0.6, "ner")]
+    assert [text[s:e] for s, e in rec.uncertain_sentences(text, found)] == [
+        "He read the Book of X at home.\n", "The Book of X and Y were read."]
+    assert rec.analyze(text) == []  # the model runs only when asked to vet
+
+
 def test_detector_spec():
     assert resolve_detector("shipped")[0].name == "model"
     assert resolve_detector({"model": "/m", "score": 0.8, "vet": ["ORG"]}) == (
         Path("/m"), {"score": 0.8, "vet": ("ORG",), "windows": False})
+    assert resolve_detector({"vet": ["MISC"], "vet_cover": 0.2, "windows": "uncertain"})[1] == {
+        "score": 0.7, "vet": ("MISC",), "windows": "uncertain", "vet_cover": 0.2}
+    with pytest.raises(ValueError, match="set vet"):
+        resolve_detector({"windows": "uncertain"})
     with pytest.raises(ValueError, match="GPE"):
         resolve_detector({"vet": ["GPE"]})
     with pytest.raises(ValueError, match="threshold"):
