@@ -167,6 +167,15 @@ def test_a_name_introduced_as_the_applicant_is_a_person():
     assert got == [("Yüksel İğdeli", "PERSON"), ("Akın A.Ş.", "ORG")]
 
 
+def test_an_org_that_is_only_a_place_name_is_the_place():
+    text = "He lived in Famagusta; she lives in Kandıra; he worked at Toyota and in Sakarya FK; Ankara argued."
+    dets = [_det(text, "Famagusta", "ORG"), _det(text, "Kandıra", "ORG"), _det(text, "Toyota", "ORG"),
+            _det(text, "Sakarya FK", "ORG"), _det(text, "Ankara", "ORG")]
+    got = [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)]
+    assert got == [("Famagusta", "LOC"), ("Kandıra", "LOC"), ("Toyota", "ORG"), ("Sakarya FK", "ORG"),
+                   ("Ankara", "ORG")]
+
+
 def test_a_place_and_prison_are_one_org():
     text = "He was detained in Kandıra prison and later in the Edirne F-type prison."
     assert _surface(text, extend_to_head_noun(text, _det(text, "Kandıra", "LOC"), len(text))) == "Kandıra prison"

@@ -17,7 +17,9 @@ from typing import Any
 
 from .base import Detection
 from .gazetteer import TITLES
+from .gazetteer import city_population
 from .kinds import LEGAL_FORM
+from .vetting import is_known_place
 from .occurrences import find_occurrences
 from .policy import country_of
 
@@ -146,6 +148,21 @@ def as_company(text: str, d: Detection, limit: int) -> Detection:
     return replace(d, end=end, type="ORG", subtype="ORG", rule=d.rule + "+legal_form")
 
 
+_IN_BEFORE = re.compile(r"(?<![\w-])(?:[Ii]n|[Nn]ear|[Ll]ives in|[Ll]iving in)\s+$")
+
+
+def as_place(text: str, d: Detection) -> Detection:
+    """An ORG that is only a place's name right after "in" or "near" is the place ("lived in Famagusta", "lives in
+    Kandıra": a city of the gazetteer, a country or a province). Not after "at": "worked at Toyota" is the company,
+    and Toyota a city too."""
+    if d.type != "ORG" or "legal_form" in d.rule or not _IN_BEFORE.search(text[max(0, d.start - 12):d.start]):
+        return d
+    surface = text[d.start:d.end]
+    if city_population(surface) is not None or is_known_place(surface):
+        return replace(d, type="LOC", subtype="GPE", rule=d.rule + "+place")
+    return d
+
+
 def as_applicant(text: str, d: Detection) -> Detection:
     """A name the text introduces as a party ("…, Yüksel İğdeli (“the applicant”)") that a recognizer typed as
     a place or a miscellaneous name is a PERSON, unless it is a company (``as_company`` ran first)."""
@@ -212,11 +229,11 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
     one ORG or MISC (``extend_to_head_noun``); an ORG right after "Minister of" starts at the head
     (``extend_to_public_head``); a name ending with a legal form is a company (``as_company``), joined with a name
-    before it by "and"/"ve"/"&" ("ANO İnşaat ve Ticaret Limited Şirketi"); a name introduced as "(“the
-    applicant”)" is a person (``as_applicant``)."""
+    before it by "and"/"ve"/"&" ("ANO İnşaat ve Ticaret Limited Şirketi"); an ORG that is only a place's name is the
+    place (``as_place``); a name introduced as "(“the applicant”)" is a person (``as_applicant``)."""
     limits = [dets[i + 1].start if i + 1 < len(dets) else len(text) for i in range(len(dets))]
-    dets = [as_applicant(text, as_company(text, extend_to_head_noun(text, extend_division(text, d, limit), limit),
-                                          limit))
+    dets = [as_applicant(text, as_place(text, as_company(
+                text, extend_to_head_noun(text, extend_division(text, d, limit), limit), limit)))
             for d, limit in zip(dets, limits)]
     out: list[Detection] = []
     for d in dets:
