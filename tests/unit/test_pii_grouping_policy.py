@@ -75,6 +75,11 @@ def test_rule_policy_types():
     assert p.classify(_entity(ents, "ORG", "Bydgoszcz District Court"), ents) == "QUASI"
     assert p.classify(_entity(ents, "MISC", "Article 6 of the Convention", "LAW"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "MISC", "Human Rights Building", "EVENT"), ents) == "NO_MASK"  # the Court's venue
+    assert p.classify(_entity(ents, "ORG", "United Nations (UN)"), ents) == "NO_MASK"  # intergovernmental
+    assert p.classify(_entity(ents, "ORG", "Interpol"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "MISC", "Doorson v. the Netherlands, 26 March 1996, Reports of Judgments and "
+                                            "Decisions 1996-II"), ents) == "NO_MASK"  # a published judgment
+    assert p.classify(_entity(ents, "MISC", "Doorson v. Smith"), ents) == "QUASI"  # parties, no citation
     assert p.classify(_entity(ents, "DATETIME", "the same day", "DATE"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "DATETIME", "3 May 2001", "DATE"), ents) == "QUASI"
     assert RulePolicy(allow=frozenset({"kowalska"})).classify(ents.by_id("d_e2"), ents) == "NO_MASK"

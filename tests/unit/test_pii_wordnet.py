@@ -42,3 +42,14 @@ def test_descriptive_public_bodies():
     ent = ents.resolve("ORG", "National Water Board")
     assert RulePolicy().classify(ent, ents) == "NO_MASK"
     assert RulePolicy(descriptive_body_no_mask=False).classify(ent, ents) == "QUASI"
+
+
+def test_a_public_office_named_by_what_it_is_is_not_masked_but_a_lower_case_occupation_is():
+    ents = DocumentEntities("d")
+    minister = ents.resolve("DEM", "Minister of Justice", "OCCUPATION")
+    minister["surface"] = "Minister of Justice"
+    assert RulePolicy().classify(minister, ents) == "QUASI"  # default: a named position stays (biographies)
+    assert RulePolicy(public_office_no_mask=True).classify(minister, ents) == "NO_MASK"
+    prosecutor = ents.resolve("DEM", "public prosecutor", "OCCUPATION")
+    prosecutor["surface"] = "public prosecutor"
+    assert RulePolicy(public_office_no_mask=True).classify(prosecutor, ents) == "QUASI"
