@@ -185,7 +185,7 @@ def main(argv=None) -> int:
         Ours(PiiConfig(policy={"kind": "rules", "country_no_mask": False}),
              label="anonstream (country_no_mask off, the rule before issue 9; quality only)"),
         Ours(PiiConfig.load(str(ROOT / "deploy" / "pii.tab-first-annotator.yaml")),
-             label="anonstream (PII profile tab-first-annotator: large places, initials; quality only)"),
+             label="anonstream (PII profile tab-first-annotator: places of 350k+, initials, nationalities, public offices; quality only)"),
         Ours(PiiConfig(policy={"kind": "learned"}),
              label="anonstream (learned policy, shipped model trained on TAB docs 0–49; quality only)"),
         LearnedCrossValidated(ours)]
