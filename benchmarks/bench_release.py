@@ -118,8 +118,9 @@ def main() -> None:
                        [[k.replace("_", " ")] + [head(held_out, n, k) for n in names] for k in keys])
         + "\n\nTargets: NO_MASK kept ≥ 0.90, QUASI changed ≥ 0.90, DIRECT surviving ≤ 0.005, kind kept ≥ the "
           "random same-label baseline. The profile (`ANONSTREAM_PII_CONFIG=deploy/pii.tab-first-annotator.yaml`) "
-          "also keeps large cities as places and initials, which TAB's first annotator leaves unmasked and the "
-          "others mask (its R_quasi against all annotators: benchmarks/results/pii.md).")
+          "also keeps in clear cities of 350,000+ as places, initials, nationalities and public offices, which TAB's "
+          "first annotator leaves unmasked and the others mask more often (its R_quasi against all annotators: "
+          "benchmarks/results/pii.md).")
     results.section("Now, in full (`anonstream evaluate-release --examples 12`)", markdown["now"].replace("### ", "#### "))
     results.section("Baseline, in full", markdown["baseline"].replace("### ", "#### "))
     swap = reports["now"][-1]["swap"]
