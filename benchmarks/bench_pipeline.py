@@ -113,6 +113,20 @@ class Instruments:
             setattr(owner, attr, original)
 
 
+def instrumented_run(docs: list[dict]) -> tuple[embedded.RunReport, Instruments]:
+    """``embedded.run`` on ``docs`` (written to a temporary input file) with the stage calls instrumented."""
+    instruments = Instruments()
+    with tempfile.TemporaryDirectory(prefix="anonstream-bench-") as tmp:
+        source = Path(tmp) / "input.jsonl"
+        source.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in docs))
+        instruments.install()
+        try:
+            report = embedded.run(source, Path(tmp) / "out.jsonl", Path(tmp) / "report.json", progress=False)
+        finally:
+            instruments.uninstall()
+    return report, instruments
+
+
 def main() -> int:
     parser = common.arg_parser(__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, help="first N documents of the sample (default all 100, quick 10)")
@@ -123,16 +137,8 @@ def main() -> int:
     docs = common.read_documents(limit=limit)
     words = sum(len(d["text"].split()) for d in docs)
     chars = sum(len(d["text"]) for d in docs)
-    instruments = Instruments()
-    with tempfile.TemporaryDirectory(prefix="anonstream-bench-") as tmp:
-        source = Path(tmp) / "input.jsonl"
-        source.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in docs))
-        instruments.install()
-        try:
-            with common.timed() as whole:
-                report = embedded.run(source, Path(tmp) / "out.jsonl", Path(tmp) / "report.json", progress=False)
-        finally:
-            instruments.uninstall()
+    with common.timed() as whole:
+        report, instruments = instrumented_run(docs)
     rss_end = common.peak_rss_mib()
 
     clocks = instruments.clocks

@@ -13,14 +13,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
-
-import orjson
 
 import common
-from bench_pipeline import Instruments
-from anonstream.runtime import embedded, wiring
+from bench_pipeline import instrumented_run
+from anonstream.runtime import wiring
 
 BACKENDS = ("torch", "onnx")
 
@@ -29,15 +25,7 @@ def child(backend: str, limit: int | None) -> dict:
     """One run in this process (``--child``): stage clocks, run seconds, words, as a dict."""
     os.environ["ANONSTREAM_EMBED_BACKEND"] = backend
     docs = common.read_documents(limit=limit)
-    instruments = Instruments()
-    with tempfile.TemporaryDirectory(prefix="anonstream-profile-") as tmp:
-        source = Path(tmp) / "input.jsonl"
-        source.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in docs))
-        instruments.install()
-        try:
-            report = embedded.run(source, Path(tmp) / "out.jsonl", progress=False)
-        finally:
-            instruments.uninstall()
+    report, instruments = instrumented_run(docs)
     stages = {name: {"wall": c.wall, "cpu": c.cpu, "records_in": c.records_in, "load": c.load_wall}
               for name, c in instruments.clocks.items()}
     return {"backend": backend, "seconds": report.seconds, "documents": report.documents_in,
