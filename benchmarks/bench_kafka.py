@@ -166,24 +166,23 @@ class Services:
         launch.stop_services(self.processes.values())
 
 
-def cpu_snapshot(pids: dict[str, int]) -> dict[str, float]:
+def _read_proc(pids: dict[str, int], name: str, parse) -> dict[str, float]:
+    """``parse`` of each live process's ``/proc/<pid>/<name>``; processes gone meanwhile are left out."""
     out = {}
     for label, pid in pids.items():
         try:
-            out[label] = kafka_model.cpu_seconds(Path(f"/proc/{pid}/stat").read_text())
+            out[label] = parse(Path(f"/proc/{pid}/{name}").read_text())
         except OSError:
             pass
     return out
+
+
+def cpu_snapshot(pids: dict[str, int]) -> dict[str, float]:
+    return _read_proc(pids, "stat", kafka_model.cpu_seconds)
 
 
 def peak_rss(pids: dict[str, int]) -> dict[str, float]:
-    out = {}
-    for label, pid in pids.items():
-        try:
-            out[label] = kafka_model.peak_rss_mib(Path(f"/proc/{pid}/status").read_text())
-        except OSError:
-            pass
-    return out
+    return _read_proc(pids, "status", kafka_model.peak_rss_mib)
 
 
 # --- reading the topics -----------------------------------------------------------------------------
