@@ -176,3 +176,14 @@ def test_a_country_in_a_modifier_slot_reads_as_its_adjective(text, value, expect
     start = text.index("Bo") if "Bo" in text else text.index("An")
     end = start + len(text[start:].split(" ")[0])
     assert _fit(text, start, value, end=end) == expected
+
+
+def test_a_city_under_another_of_its_names_is_the_same_value():
+    # "a lawyer practising in Warszawa" had become "... in Warsaw": a swap that changes nothing
+    assert norm_key("Warszawa") == norm_key("Warsaw") == norm_key("the Warsaw")
+    assert norm_key("Gdansk") == norm_key("Gdańsk") and norm_key("Kraków") == norm_key("Cracow")
+    assert norm_key("Poznań") != norm_key("Warsaw") and norm_key("Siemens") == "siemens"
+    ours = analyze(make_chunk("a", 0, "He lives in {LOC/GPE:Warszawa}."), R)
+    theirs = analyze(make_chunk("b", 0, "She lives in {LOC/GPE:Warsaw}."), R)
+    slots = ours.slots_in(R.swapped)
+    assert slots and ours.slot_digests(slots) == theirs.slot_digests(slots)

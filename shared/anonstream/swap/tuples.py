@@ -39,6 +39,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from ..pii.gazetteer import canonical_city
 from ..records import Chunk, EntitySpan
 from .release import CATEGORIES, Release, category_of
 
@@ -52,9 +53,11 @@ _ACRONYM = re.compile(r"^[A-Z0-9][A-Z0-9&./-]*[A-Z0-9.]$")
 
 
 def norm_key(value: str) -> str:
-    """Comparison key of a value: NFKC, case-folded, whitespace collapsed, leading "the" dropped."""
+    """Comparison key of a value: NFKC, case-folded, whitespace collapsed, leading "the" dropped; a city's other
+    names are its main name ("Warszawa" and "Warsaw" are one value, so a swap between them changes nothing)."""
     key = " ".join(unicodedata.normalize("NFKC", value).casefold().split())
-    return _LEADING_THE.sub("", key).strip(" .,;:\"'’“”")
+    key = _LEADING_THE.sub("", key).strip(" .,;:\"'’“”")
+    return canonical_city(key) or key
 
 
 @dataclass(slots=True)
