@@ -182,6 +182,12 @@ inspectorate department bureau tribunal chamber prosecutor administration
 """.split())
 # a place name read as a place (LOC) that ends like this is the place's authority ("Antalya Municipality")
 _AUTHORITY_TAILS = frozenset(("municipality", "governorship", "prefecture"))
+
+
+def names_an_authority(form: str) -> bool:
+    """``form`` ends with an authority's word ("Antalya Municipality")."""
+    words = _words(form)
+    return bool(words) and words[-1] in _AUTHORITY_TAILS
 _REGION_WORDS = frozenset("eastern western northern southern central upper lower".split())
 
 
@@ -236,7 +242,7 @@ def is_background_country(forms: Iterable[str], dominant: str | None) -> bool:
 
 # a citation of a published judgment: "Doorson v. the Netherlands, 26 March 1996, Reports of Judgments and
 # Decisions 1996-II", "Kudła v. Poland [GC], no. 30210/96, § 152, ECHR 2000-XI"
-_CASE_CITATION = re.compile(r"\bv\.?\s+(?:the\s+)?\w.*(?:reports of judgments|series [ab]\b|\becHR\b|§)", re.I)
+_CASE_CITATION = re.compile(r"\bv\.?\s+(?:the\s+)?\w.*(?:reports of judgments|series [ab]\b|\bECHR\b|§)", re.I)
 
 
 def is_legal_reference(entity: dict[str, Any]) -> bool:
@@ -380,7 +386,7 @@ class RulePolicy(IdentifierPolicy):
                 and is_descriptive_public_body(
                     forms, dominant, any_country=self.country_no_mask and "ORG" in self.country_no_mask_types):
             return "NO_MASK"
-        if (t in ("ORG", "MISC") or t == "LOC" and all(_words(f)[-1:] and _words(f)[-1] in _AUTHORITY_TAILS for f in forms)) \
+        if (t in ("ORG", "MISC") or t == "LOC" and all(names_an_authority(f) for f in forms)) \
                 and self.large_city_no_mask and all(named_after_large_city(f, self.large_city_population) for f in forms):
             return "NO_MASK"
         if t == "QUANTITY" and sub == "CARDINAL" and self.small_count_no_mask and is_small_count(forms):
