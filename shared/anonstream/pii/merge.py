@@ -19,7 +19,7 @@ from .base import Detection
 from .gazetteer import TITLES
 from .gazetteer import city_population
 from .kinds import LEGAL_FORM
-from .vetting import is_known_place
+from .vetting import UPPER, is_known_place
 from .occurrences import find_occurrences
 from .policy import country_of
 
@@ -109,8 +109,7 @@ _COUNTRY_TAIL = re.compile(r"^,\s*$")
 _DIVISION_WORDS = frozenset("canton province county region district voivodeship department oblast commune "
                             "municipality prefecture governorate".split())
 _OF_GAP = re.compile(r"^ of (?:the )?$")
-_CAPITAL = "A-ZÀ-ÖØ-ÞĀĂĄĆČĎĐĒĘĚĞİŁŃŇŌŐŒŘŚŞŠŢŤŪŮŰŹŻŽ"
-_OF_NAME = re.compile(rf"^ of (?:the )?[{_CAPITAL}][\w'’-]*(?: [{_CAPITAL}][\w'’-]*)*")
+_OF_NAME = re.compile(rf"^ of (?:the )?[{UPPER}][\w'’-]*(?: [{UPPER}][\w'’-]*)*")
 
 
 _PUBLIC_HEAD_OF = re.compile(r"\b(?:Minister|Ministry|Department|Directorate|Office|Commissioner|Inspector|Inspectorate|"

@@ -54,8 +54,8 @@ OTHER_TYPES = ("ORG", "LOC", "MISC")
 _TITLE_WORDS = frozenset(t.lower() for t in TITLES)
 _LOCATIVE_BEFORE = re.compile(r"(?<![\w-])(?:in|In|near|Near|at|At)\s+$")
 _POSSESSIVE_AFTER = re.compile(r"^['’]s?\b")
-_UPPER = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ"
-_INITIALS_ONLY = re.compile(rf"(?:[{_UPPER}]\.\s?-?)+[{_UPPER}]?|(?![AI])[{_UPPER}]")  # "A.H.", "M.", "M" (not "A", "I")
+UPPER = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ"
+_INITIALS_ONLY = re.compile(rf"(?:[{UPPER}]\.\s?-?)+[{UPPER}]?|(?![AI])[{UPPER}]")  # "A.H.", "M.", "M" (not "A", "I")
 _ENUMERATED = re.compile(r"[A-Z]\.\s+[A-Z][a-z]+")  # "A. Background"
 _STUDY_BEFORE = re.compile(r"(?:\bstudied|\bstudying|\bstudies|\bdegree\s+in|\bdiploma\s+in|\bgraduated\s+in|"
                            r"\b(?:Bachelor|Master|Doctor|Doctorate)s?\s+of|\bmajored\s+in|\bfaculty\s+of)\s+$", re.I)
@@ -131,7 +131,7 @@ def _is_anchored(surface: str, recognizer: str) -> bool:
 
 _INITIALS_STOP = frozenset(("U.S.", "U.K.", "E.U.", "U.N.", "A.S.", "S.A.", "P.M.", "A.M.", "E.G.", "I.E.", "S.P.A.",
                             "N.V.", "B.V.", "A.Ş.", "S.R.L.", "D.C.", "U.S.A.", "U.S.S.R.", "S.R.O.", "D.O.O.", "A.D.", "B.C."))
-_INITIALS_PAIR = re.compile(rf"(?:[{_UPPER}]\.\s?-?){{2,}}")
+_INITIALS_PAIR = re.compile(rf"(?:[{UPPER}]\.\s?-?){{2,}}")
 
 
 def is_known_place(surface: str) -> bool:
