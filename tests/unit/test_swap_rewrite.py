@@ -61,6 +61,9 @@ def test_norm_key():
     ("{ORG:A1} met. {ORG:B2} left.", ["Z"], "Z met. Z left."),
     # list with own separators re-rendered with them
     ("{ORG:A1} & {ORG:B2}.", ["X", "Y", "Z"], "X, Y & Z."),
+    # the partner's gloss stays with the partner's sentence, unless ours had a gloss too
+    ("{ORG:PKK} fought.", ["HAK-PAR (the Rights and Freedoms Party)"], "HAK-PAR fought."),
+    ("{ORG:PKK (the Workers' Party)} fought.", ["HAK-PAR (the Rights Party)"], "HAK-PAR (the Rights Party) fought."),
     # no "the the", capital "The" only at a sentence start
     ("We saw the {ORG:Acme}. {ORG:Beta} too.", ["the Union", "The Guild"], "We saw the Union. The Guild too."),
 ])

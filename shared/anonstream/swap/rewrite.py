@@ -44,6 +44,7 @@ _ENDS_WITH_DETERMINER = re.compile(
     r"no)\s+$|\w['’]s\s+$", re.I)  # a possessive is a determiner too ("Denmark's the union")
 _STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
 _ON_BEFORE = re.compile(r"\b([Oo])n +$")
+_GLOSS = re.compile(r"\s*\([^()]*\)$")  # a trailing parenthetical: "Zurich (Geschworenengericht)", "PKK (the ...)"
 _MONTH_OR_YEAR = re.compile(r"^(?:(?:January|February|March|April|May|June|July|August|September|October|November|"
                             r"December)(?: \d{4})?|\d{4})$")
 
@@ -90,10 +91,24 @@ def acronym_form(value: str) -> str:
     return "".join(initials).upper() if len(initials) >= 2 else value
 
 
+def without_gloss(value: str) -> str:
+    """``value`` without a trailing parenthetical gloss ("Zurich (Geschworenengericht)" → "Zurich"); the value
+    itself when nothing would be left."""
+    return _GLOSS.sub("", value) or value
+
+
 def _form(m: Mention, value: str, remembered: bool = False) -> str:
     """The new value as this mention writes it: an acronym where the mention abbreviates a name the chunk
-    (or, for a remembered value, the document) spells out."""
-    return acronym_form(value) if (m.short or (remembered and m.acronym)) else value
+    (or, for a remembered value, the document) spells out; without the partner's parenthetical gloss where
+    the mention had none (a gloss explains the partner's name in the partner's sentence: "lives in Gdańsk
+    (Agencja Rozwoju …)" would tell the reader of a company that is not there)."""
+    if m.short or (remembered and m.acronym):
+        return acronym_form(value)
+    return _glossed_like(m, value)
+
+
+def _glossed_like(m: Mention, value: str) -> str:
+    return value if _GLOSS.search(m.value) else without_gloss(value)
 
 
 def swap_assignment(category_sites: list[Site], theirs: list[str],
@@ -130,7 +145,7 @@ def plan_swap(category_sites: list[Site], theirs: list[str], operator: str = OP_
                 new.append(_form(m, target, m.ref in (fixed or {})))
             if m.ref == last_ref and not placed_extras:
                 placed_extras = True
-                new.extend(extras)
+                new.extend(_glossed_like(m, extra) for extra in extras)
         new = _dedupe(new) or [theirs[-1] if theirs else site.values[-1]]
         plans.append(SitePlan(site, new, operator))
     return plans
