@@ -43,6 +43,7 @@ class Instruments:
         self.clocks: dict[str, StageClock] = defaultdict(StageClock)
         self.current: str | None = None  # stage whose call is running (validation is charged to it)
         self.build_wall = 0.0
+        self.build_cpu = 0.0  # process CPU time (all threads) of building the stages
         self.rss_after_load = 0.0
         self._saved: list[tuple[object, str, object]] = []
 
@@ -66,6 +67,7 @@ class Instruments:
             with common.timed() as t:
                 stages = build_stages(*args, **kwargs)
             self.build_wall += t.wall
+            self.build_cpu += t.cpu
             self.rss_after_load = common.peak_rss_mib()
             return stages
 

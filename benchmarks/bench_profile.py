@@ -6,6 +6,13 @@ model loads, caches and RSS) with ``ANONSTREAM_EMBED_BACKEND`` set; the stage ti
 ``bench_pipeline.Instruments`` (time inside each stage's ``StageDriver.handle`` + ``tick`` + ``drain``).
 The backends take turns run by run (torch, onnx, onnx, torch, ...), so they share the machine's load;
 ratios are taken within a pair of neighbouring runs and the median over pairs is reported.
+
+With ``--presidio``, Presidio analyze+anonymize (``bench_kafka.PresidioAnonymize``: same spaCy model, per
+document) runs in this process on the same documents once per pair, between the backends' runs, and the run's
+words/s and words per CPU-second are set against Presidio's within the pair (issue 13's run/Presidio target).
+Words per CPU-second is the fair figure on a shared machine: Presidio runs on one thread, ``anonstream run``
+on several (ONNX Runtime, numpy), and a loaded machine takes more wall time from the one that waits on
+threads. ``--source dev`` runs on the unseen TAB dev texts (``bench_kafka.dev_documents``), as bench_kafka does.
 """
 from __future__ import annotations
 
@@ -13,56 +20,92 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import common
 from bench_pipeline import instrumented_run
 from anonstream.runtime import wiring
 
 BACKENDS = ("torch", "onnx")
+SOURCES = ("train", "dev")
 
 
-def child(backend: str, limit: int | None) -> dict:
-    """One run in this process (``--child``): stage clocks, run seconds, words, as a dict."""
+def documents(source: str, limit: int | None) -> list[dict]:
+    """``train``: the first ``limit`` documents of the sample; ``dev``: of the unseen TAB dev texts."""
+    if source == "dev":
+        from bench_kafka import dev_documents
+
+        return dev_documents(limit)
+    return common.read_documents(limit=limit)
+
+
+def child(backend: str, source: str, limit: int | None) -> dict:
+    """One run in this process (``--child``): stage clocks, run seconds and CPU seconds (all threads, model
+    loading excluded), words, as a dict."""
     os.environ["ANONSTREAM_EMBED_BACKEND"] = backend
-    docs = common.read_documents(limit=limit)
+    docs = documents(source, limit)
+    cpu = time.process_time()
     report, instruments = instrumented_run(docs)
+    cpu = time.process_time() - cpu - instruments.build_cpu
     stages = {name: {"wall": c.wall, "cpu": c.cpu, "records_in": c.records_in, "load": c.load_wall}
               for name, c in instruments.clocks.items()}
-    return {"backend": backend, "seconds": report.seconds, "documents": report.documents_in,
+    return {"backend": backend, "seconds": report.seconds, "cpu": cpu, "documents": report.documents_in,
             "documents_out": report.documents_out, "words": sum(len(d["text"].split()) for d in docs),
             "load": instruments.build_wall, "rss": common.peak_rss_mib(), "stages": stages}
 
 
-def run_child(backend: str, limit: int | None) -> dict:
-    argv = [sys.executable, __file__, "--child", backend] + (["--documents", str(limit)] if limit else [])
+def run_child(backend: str, source: str, limit: int | None) -> dict:
+    argv = [sys.executable, __file__, "--child", backend, "--source", source, "--documents", str(limit)]
     out = subprocess.run(argv, check=True, capture_output=True, text=True, cwd=common.REPO).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def presidio_run(presidio, docs: list[dict]) -> dict:
+    """Presidio analyze+anonymize on ``docs`` in this process: seconds and CPU seconds."""
+    with common.timed() as t:
+        presidio.run(docs)
+    return {"seconds": t.wall, "cpu": t.cpu}
 
 
 def main() -> int:
     parser = common.arg_parser(__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, help="first N documents of the sample (default 40, quick 8)")
     parser.add_argument("--pairs", type=int, help="runs per backend, taking turns (default 3, quick 1)")
+    parser.add_argument("--source", choices=SOURCES, default="train",
+                        help="train: data/sample/tab-train-100.jsonl (default); dev: the unseen TAB dev texts")
+    parser.add_argument("--presidio", action="store_true",
+                        help="Presidio analyze+anonymize on the same documents once per pair, ratios within the pair")
     parser.add_argument("--child", choices=BACKENDS, help=argparse_suppress())
     args = parser.parse_args()
     limit = args.documents or (8 if args.quick else 40)
     if args.child:
-        print(json.dumps(child(args.child, limit)))
+        print(json.dumps(child(args.child, args.source, limit)))
         return 0
     pairs = args.pairs or (1 if args.quick else 3)
-    runs: dict[str, list[dict]] = {b: [] for b in BACKENDS}
+    docs = documents(args.source, limit)
+    presidio = None
+    if args.presidio:
+        from bench_kafka import PresidioAnonymize
+
+        presidio = PresidioAnonymize()
+        presidio.run(docs[:2])  # first-call costs out of the timing
+    systems = BACKENDS + (("presidio",) if presidio else ())
+    runs: dict[str, list[dict]] = {b: [] for b in systems}
     for i in range(pairs):
-        for backend in (BACKENDS if i % 2 == 0 else BACKENDS[::-1]):
-            common.log(f"run {i + 1}/{pairs}: {backend}")
-            runs[backend].append(run_child(backend, limit))
-            common.log(f"  {runs[backend][-1]['seconds']:.1f} s")
+        for system in (systems if i % 2 == 0 else systems[::-1]):
+            common.log(f"run {i + 1}/{pairs}: {system}")
+            runs[system].append(presidio_run(presidio, docs) if system == "presidio"
+                                else run_child(system, args.source, limit))
+            common.log(f"  {runs[system][-1]['seconds']:.1f} s")
     results = common.Results("profile", "Where the time of `anonstream run` goes: per stage, torch vs ONNX "
                              "embedding (issue 13, item 7)", args.quick)
     first = runs["torch"][0]
     speedup = [t["seconds"] / o["seconds"] for t, o in zip(runs["torch"], runs["onnx"])]
+    corpus = ("the unseen TAB dev texts (`bench_kafka.dev_documents`)" if args.source == "dev"
+              else "`data/sample/tab-train-100.jsonl`")
     results.add(
         f"`anonstream.runtime.embedded.run` (what `anonstream run` calls) on the first {first['documents']} "
-        f"documents of `data/sample/tab-train-100.jsonl` ({first['words']} words), default settings except "
+        f"documents of {corpus} ({first['words']} words), default settings except "
         f"`ANONSTREAM_EMBED_BACKEND`; {pairs} runs per backend in fresh child processes, taking turns. "
         f"Run time excludes model loading. Whole run, onnx ÷ torch throughput (pairs of neighbouring runs): "
         f"**{common.spread(speedup)}×**."
@@ -78,6 +121,9 @@ def main() -> int:
                         f"{rs[0]['documents_out']}/{rs[0]['documents']}"])
     results.add(common.table(["embedding backend", "run s", "documents/s", "words/s", "load s", "peak RSS MiB",
                               "documents out/in"], summary))
+    if presidio:
+        results.section("Side by side: `anonstream run` and Presidio analyze+anonymize", presidio_section(
+            runs, first["words"], presidio.model))
     rows = []
     for name in wiring.STAGE_NAMES:
         row = [name]
@@ -108,6 +154,32 @@ def main() -> int:
     ]))
     results.write()
     return 0
+
+
+def presidio_section(runs: dict[str, list[dict]], words: int, model: str) -> str:
+    """words/s (wall) and words per CPU-second (all threads) of each system, and each backend's run ÷ Presidio
+    within a pair (> 1: faster than Presidio)."""
+    rows = []
+    for system in (*BACKENDS, "presidio"):
+        rs = runs[system]
+        label = f"`anonstream run`, `{system}` embedding" if system != "presidio" else "Presidio analyze+anonymize"
+        row = [label, common.spread([words / r["seconds"] for r in rs], "{:.0f}"),
+               common.spread([words / r["cpu"] for r in rs], "{:.0f}")]
+        if system == "presidio":
+            row += ["1", "1"]
+        else:
+            row += [f"**{common.spread([p['seconds'] / r['seconds'] for r, p in zip(rs, runs['presidio'])])}**",
+                    f"**{common.spread([p['cpu'] / r['cpu'] for r, p in zip(rs, runs['presidio'])])}**"]
+        rows.append(row)
+    return "\n\n".join([
+        f"Same documents, same spaCy model (`{model}`), Presidio in this process once per pair between the "
+        "backends' runs (default recognizers, per document, default operator). Words/s is wall time (load "
+        "excluded); words per CPU-second counts every thread's CPU time, the fair figure on a shared machine "
+        "(Presidio runs on one thread, `anonstream run` on several). Issue 13's target: run ÷ Presidio ≥ 1.0 "
+        "while doing embedding, clustering, swapping and audit too.",
+        common.table(["system", "words/s (wall)", "words per CPU-second", "÷ Presidio, wall (per pair)",
+                      "÷ Presidio, CPU (per pair)"], rows),
+    ])
 
 
 def argparse_suppress() -> str:
