@@ -11,7 +11,7 @@ from anonstream.pii.grouping import DocumentEntities
 from anonstream.pii.keys import ENV_KEY, ENV_PREVIOUS, KeyRing, MissingKeyError
 from anonstream.pii.operators import OperatorContext, make_operator
 from anonstream.pii.gazetteer import city_population
-from anonstream.pii.policy import RulePolicy, VotingPolicy, is_small_count, named_after_large_city
+from anonstream.pii.policy import RulePolicy, VotingPolicy, is_initials, is_small_count, named_after_large_city
 
 
 def test_person_mentions_group_by_surname_initials_and_titles():
@@ -55,7 +55,9 @@ def test_state_roundtrip_is_json_and_keeps_grouping():
 
 
 def _entity(ents, typ, text, subtype=None):
-    return ents.resolve(typ, text, subtype)
+    ent = ents.resolve(typ, text, subtype)
+    ent["surface"] = ent.get("surface") or text  # as the engine records it
+    return ent
 
 
 def test_rule_policy_types():
@@ -204,6 +206,14 @@ def test_country_place_and_initials_rules():
     assert tab_first.classify(_entity(ents, "PERSON", "Z. L."), ents) == "NO_MASK"
     assert tab_first.classify(_entity(ents, "PERSON", "Mr M."), ents) == "NO_MASK"
     assert tab_first.classify(_entity(ents, "PERSON", "Mr T. Bąk"), ents) == "QUASI"
+    assert tab_first.classify(_entity(ents, "PERSON", "Li"), ents) == "QUASI"  # a short name, not initials
+
+
+@pytest.mark.parametrize("form, initials", [
+    ("X", True), ("B.G.", True), ("Z. L.", True), ("HAV", True), ("Judge S. G", True), ("Mr M.", True),
+    ("Li", False), ("Tom", False), ("Ali", False), ("Mr Li", False), ("ABCD", False), ("Mr T. Bąk", False)])
+def test_initials_are_capital_letters_only(form, initials):
+    assert is_initials(form) is initials
 
 
 def test_first_annotator_profile_loads_and_keeps_its_places_and_nationalities():

@@ -268,14 +268,31 @@ def is_vague_time(entity: dict[str, Any]) -> bool:
         r"sixty|seventy|eighty|ninety|hundred)\b", f)) for f in entity["forms"])
 
 
-_INITIALS = re.compile(r"(?:(?:Mr|Mrs|Ms|Miss|Dr|Judge|Professor|Prof)\.?\s+)?(?:[^\W\d_]\.?[\s-]*){1,3}")
+_TITLE = re.compile(r"(?:Mr|Mrs|Ms|Miss|Dr|Judge|Professor|Prof)\.?\s+", re.I)
+_LETTERS = re.compile(r"(?:[^\W\d_]\.?[\s-]*){1,3}")
+
+
+def _letters(form: str) -> str | None:
+    """What follows an optional title when that is one to three letters, each with or without its dot."""
+    form = form.strip()
+    title = _TITLE.match(form)
+    letters = form[title.end():] if title else form
+    return letters if _LETTERS.fullmatch(letters) else None
+
+
+def is_initials(form: str) -> bool:
+    """One to three capital letters, each with or without its dot, after at most a title ("X", "B.G.", "HAV",
+    "Mr M.", "Judge S. G"); a short name in lower case ("Li", "Tom") is a name, not initials."""
+    letters = _letters(form)
+    return letters is not None and all(c.isupper() for c in letters if c.isalpha())
 
 
 def person_is_initials(entity: dict[str, Any]) -> bool:
     """Every form is initials only, with at most a title ("X", "Z. L.", "Mr M.", "Judge S.G"): the name a court
-    or a newspaper already reduced to letters (``RulePolicy.initials_no_mask``)."""
+    or a newspaper already reduced to letters (``RulePolicy.initials_no_mask``). The forms are case-folded, so
+    the capitals are read on the entity's surface."""
     forms = entity["forms"]
-    return bool(forms) and all(_INITIALS.fullmatch(f.strip()) for f in forms)
+    return bool(forms) and all(_letters(f) is not None for f in forms) and is_initials(entity.get("surface") or "")
 
 
 def names_large_place(form: str, min_population: int) -> bool:
