@@ -167,6 +167,13 @@ def test_a_name_introduced_as_the_applicant_is_a_person():
     assert got == [("Yüksel İğdeli", "PERSON"), ("Akın A.Ş.", "ORG")]
 
 
+def test_a_place_before_the_applicants_stays_a_place():
+    # TAB 001-94748: "Turkey" had become a PERSON and, through consistency, "the Republic of [PERSON_1]"
+    text = "and ANO Ltd, a company founded by the first applicant and registered in Turkey (“the applicants”)."
+    dets = [_det(text, "Turkey", "LOC")]
+    assert [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)] == [("Turkey", "LOC")]
+
+
 def test_an_org_that_is_only_a_place_name_is_the_place():
     text = "He lived in Famagusta; she lives in Kandıra; he worked at Toyota and in Sakarya FK; Ankara argued."
     dets = [_det(text, "Famagusta", "ORG"), _det(text, "Kandıra", "ORG"), _det(text, "Toyota", "ORG"),

@@ -128,6 +128,7 @@ def extend_to_public_head(text: str, d: Detection, floor: int) -> Detection:
 
 _COMPANY_JOINER = re.compile(r"^ (?:and|&|ve|und|et|i|og|en) $")  # "Smith and Jones Ltd", "X İnşaat ve Ticaret A.Ş."
 # an appositive that makes a name one of the case's parties: "a Turkish national, Yüksel İğdeli (“the applicant”)"
+_LOCATIVE_BEFORE = re.compile(r"\b(?:in|at|from|to|of)\s+(?:the\s+)?$")
 _APPLICANT_AFTER = re.compile(r"^,?\s*\((?:“|\"|‘|')the (?:(?:first|second|third|fourth|fifth) )?applicants?(?:”|\"|’|')\)")
 
 
@@ -164,8 +165,11 @@ def as_place(text: str, d: Detection) -> Detection:
 
 def as_applicant(text: str, d: Detection) -> Detection:
     """A name the text introduces as a party ("…, Yüksel İğdeli (“the applicant”)") that a recognizer typed as
-    a place or a miscellaneous name is a PERSON, unless it is a company (``as_company`` ran first)."""
+    a place or a miscellaneous name is a PERSON, unless it is a company (``as_company`` ran first) or a place
+    the sentence puts something in ("a company … registered in Turkey (“the applicants”)")."""
     if d.type not in ("MISC", "LOC") or not _APPLICANT_AFTER.match(text[d.end:d.end + 40]):
+        return d
+    if _LOCATIVE_BEFORE.search(text[max(0, d.start - 12):d.start]) or country_of(text[d.start:d.end]):
         return d
     return replace(d, type="PERSON", subtype="PERSON", rule=d.rule + "+applicant")
 
