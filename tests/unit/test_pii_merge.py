@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from anonstream.pii.base import Detection
+from anonstream.pii.grouping import DocumentEntities
 from anonstream.pii.merge import combine_adjacent, extend_to_head_noun
+from anonstream.pii.policy import CASE_PARTY, RulePolicy
 
 
 def _det(text: str, surface: str, type_: str, rule: str = "ner:X") -> Detection:
@@ -165,6 +167,23 @@ def test_a_name_introduced_as_the_applicant_is_a_person():
     dets = [_det(text, "Yüksel İğdeli", "MISC"), _det(text, "Akın A.Ş", "MISC")]
     got = [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)]
     assert got == [("Yüksel İğdeli", "PERSON"), ("Akın A.Ş.", "ORG")]
+
+
+def test_parties_of_a_cited_judgment_are_marked_and_left_in_clear():
+    text = ("as a result of the judgment (Young, James and Webster v. the United Kingdom, Series A no. 44); "
+            "Mr Webster then complained.")
+    dets = [_det(text, "Young", "PERSON"), _det(text, "James", "PERSON"), _det(text, "Webster", "PERSON"),
+            _det(text, "Mr Webster", "PERSON")]
+    marked = [d.recognizer.endswith(CASE_PARTY) for d in combine_adjacent(text, dets)]
+    assert marked == [True, True, True, False]
+    ents = DocumentEntities("d")
+    for d in combine_adjacent(text, dets)[:3]:
+        ents.resolve("PERSON", text[d.start:d.end], "PERSON", d.recognizer)
+    policy = RulePolicy()
+    assert [policy.classify(e, ents) for e in ents.entities] == ["NO_MASK"] * 3
+    d = combine_adjacent(text, dets)[3]  # the same surname outside a citation: a person of the case
+    webster = ents.resolve("PERSON", text[d.start:d.end], "PERSON", d.recognizer)
+    assert policy.classify(webster, ents) != "NO_MASK"
 
 
 def test_a_place_before_the_applicants_stays_a_place():

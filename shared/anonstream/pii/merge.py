@@ -21,7 +21,7 @@ from .gazetteer import city_population
 from .kinds import LEGAL_FORM
 from .vetting import UPPER, is_known_place
 from .occurrences import find_occurrences
-from .policy import country_of
+from .policy import CASE_PARTY, country_of
 
 STRONG_RECOGNIZERS = frozenset(("email", "url", "phone", "iban", "card", "ip"))
 
@@ -127,8 +127,11 @@ def extend_to_public_head(text: str, d: Detection, floor: int) -> Detection:
 
 
 _COMPANY_JOINER = re.compile(r"^ (?:and|&|ve|und|et|i|og|en) $")  # "Smith and Jones Ltd", "X İnşaat ve Ticaret A.Ş."
-# an appositive that makes a name one of the case's parties: "a Turkish national, Yüksel İğdeli (“the applicant”)"
+# the rest of a cited judgment's title after one of its parties: ", James and Webster v. the United Kingdom"
+_NAME = r"[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*"
+_CASE_TITLE_AFTER = re.compile(rf"^(?:,\s+{_NAME})*(?:,?\s+and\s+(?:[Oo]thers|{_NAME}))?\s+v\.?\s+(?:the\s+)?[A-Z]")
 _LOCATIVE_BEFORE = re.compile(r"\b(?:in|at|from|to|of)\s+(?:the\s+)?$")
+# an appositive that makes a name one of the case's parties: "a Turkish national, Yüksel İğdeli (“the applicant”)"
 _APPLICANT_AFTER = re.compile(r"^,?\s*\((?:“|\"|‘|')the (?:(?:first|second|third|fourth|fifth) )?applicants?(?:”|\"|’|')\)")
 
 
@@ -161,6 +164,15 @@ def as_place(text: str, d: Detection) -> Detection:
     if city_population(surface) is not None or is_known_place(surface):
         return replace(d, type="LOC", subtype="GPE", rule=d.rule + "+place")
     return d
+
+
+def as_case_party(text: str, d: Detection) -> Detection:
+    """A person named in the title of a cited judgment ("Young, James and Webster v. the United Kingdom"):
+    its recognizer gains ``CASE_PARTY``, which the entity keeps among its recognizers, so that the policy leaves
+    a person *only* cited so in clear (published case law, ``case_party_no_mask``)."""
+    if d.type != "PERSON" or not _CASE_TITLE_AFTER.match(text[d.end:d.end + 120]):
+        return d
+    return replace(d, recognizer=d.recognizer + CASE_PARTY)
 
 
 def as_applicant(text: str, d: Detection) -> Detection:
@@ -233,10 +245,11 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     one ORG or MISC (``extend_to_head_noun``); an ORG right after "Minister of" starts at the head
     (``extend_to_public_head``); a name ending with a legal form is a company (``as_company``), joined with a name
     before it by "and"/"ve"/"&" ("ANO İnşaat ve Ticaret Limited Şirketi"); an ORG that is only a place's name is the
-    place (``as_place``); a name introduced as "(“the applicant”)" is a person (``as_applicant``)."""
+    place (``as_place``); a name introduced as "(“the applicant”)" is a person (``as_applicant``); a person in a cited
+    judgment's title is marked as its party (``as_case_party``)."""
     limits = [dets[i + 1].start if i + 1 < len(dets) else len(text) for i in range(len(dets))]
-    dets = [as_applicant(text, as_place(text, as_company(
-                text, extend_to_head_noun(text, extend_division(text, d, limit), limit), limit)))
+    dets = [as_case_party(text, as_applicant(text, as_place(text, as_company(
+                text, extend_to_head_noun(text, extend_division(text, d, limit), limit), limit))))
             for d, limit in zip(dets, limits)]
     out: list[Detection] = []
     for d in dets:

@@ -295,6 +295,15 @@ def person_is_initials(entity: dict[str, Any]) -> bool:
     return bool(forms) and all(_letters(f) is not None for f in forms) and is_initials(entity.get("surface") or "")
 
 
+CASE_PARTY = "+case"  # recognizer suffix of a person named as a party in a cited judgment's title (merge.py)
+
+
+def person_is_case_party(entity: dict[str, Any]) -> bool:
+    """Every mention of the person is a party in a cited judgment's title (merge.as_case_party)."""
+    recognizers = entity.get("recognizers") or []
+    return bool(recognizers) and all(r.endswith(CASE_PARTY) for r in recognizers)
+
+
 def names_large_place(form: str, min_population: int) -> bool:
     """``form`` is a city of at least ``min_population`` inhabitants, or "<city>, <country>" ("Warsaw, Poland");
     parenthesized glosses ignored."""
@@ -333,6 +342,9 @@ class RulePolicy(IdentifierPolicy):
     vague_time_no_mask: bool = True
     court_bodies_no_mask: bool = True
     full_name_direct: bool = True
+    # a party named in a cited judgment's title ("Young, James and Webster v. the United Kingdom") is published
+    # case law; the document's own parties stay masked there through consistency.py (their surfaces are masked)
+    case_party_no_mask: bool = True
     # an institution named after a large city ("İstanbul State Security Court") serves too many people to
     # single one out. TAB train first 100, mentions of courts and offices (benchmarks/tab_place_stats.py): ≥ 1M
     # inhabitants 85 % NO_MASK, 300k–1M 66 %, 100k–300k 18 %, < 100k 22 %. The city itself stays QUASI (a place
@@ -384,6 +396,8 @@ class RulePolicy(IdentifierPolicy):
                 return "DIRECT"
             return self.type_defaults.get(t, "QUASI")
         if t == "PERSON":
+            if self.case_party_no_mask and person_is_case_party(entity):
+                return "NO_MASK"
             if self.initials_no_mask and person_is_initials(entity):
                 return "NO_MASK"
             return "DIRECT" if self.full_name_direct and person_is_full_name(entity) else self.type_defaults["PERSON"]
