@@ -22,7 +22,11 @@ from anonstream.pii.merge import split_at_line_breaks
     ("ORG", None, "Kars State Hospital", "", "hospital"),
     ("ORG", None, "Siemens", "", "organization"),
     ("ORG", None, "Canton of Geneva Assize Court", "", "court"),  # the head before "of" is no kind, the last word is
-    ("ORG", None, "PKK", "", "acronym"),  # an acronym swaps with acronyms, not into a full name's place
+    ("ORG", None, "Kumkapı Removal Centre", "", "prison"),  # immigration detention, not a municipality's centre
+    ("ORG", None, "Polish-German Reconciliation Foundation", "", "foundation"),
+    ("ORG", None, "Danish Confederation of Trade Unions", "", "union"),  # not a foundation's place
+    ("ORG", None, "Christian Democratic Association", "", "association"),
+    ("ORG", None, "PKK", "", "acronym"),  # an unknown kind: generalized, never into a full name's place
     ("ORG", None, "DHKP-C", "", "acronym"),
     ("ORG", None, "Indictment Division", "", "organization"),
     ("ORG", None, "Canton of Geneva Court of Cassation", "", "court"),  # a later part of the name says court
@@ -32,7 +36,8 @@ from anonstream.pii.merge import split_at_line_breaks
     ("LOC", "GPE", "Canton of Geneva", "", "region"),  # "<region word> of X" is a region
     ("LOC", "GPE", "District of Kyrenia", "", "region"),
     ("LOC", "GPE", "Kalogrea", "", "place"),
-    ("LOC", "GPE", "Zurich", "the prosecution authority of the canton of ", "region"),  # a canton, not a city  # a village GeoNames does not list: kind unknown
+    ("LOC", "LOC", "Kalogrea Village", "", "village"),  # a settlement, not a region
+    ("LOC", "GPE", "Zurich", "the prosecution authority of the canton of ", "region"),  # a canton, not a city
     ("LOC", "GPE", "Turkey", "", "country"),
     ("LOC", "GPE", "the Netherlands", "", "country"),
     ("LOC", "GPE", "Łódź", "", "city"),

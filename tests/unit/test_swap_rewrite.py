@@ -54,9 +54,12 @@ def test_norm_key():
     ("{ORG:Siemens}' plant.", ["ARM"], "ARM's plant."),
     # many vs one: the list collapses
     ("With {ORG:ARM}, {ORG:TSMC} and {ORG:Xilinx}.", ["iC-Haus"], "With iC-Haus."),
-    # one vs many: the partner's values are listed where ours was first mentioned
+    # one vs many: a lone mention takes one value (a sentence about one company stays about one) ...
     ("{ORG:Siemens} grew. {ORG:Siemens} hired.", ["Goldman Sachs", "Morgan Stanley"],
-     "Goldman Sachs and Morgan Stanley grew. Goldman Sachs hired."),
+     "Goldman Sachs grew. Goldman Sachs hired."),
+    # ... a list grows by the partner's other values, where ours was first mentioned
+    ("{ORG:Siemens} and {ORG:ARM} grew. {ORG:ARM} hired.", ["Goldman Sachs", "Morgan Stanley", "UBS"],
+     "Goldman Sachs, Morgan Stanley and UBS grew. Morgan Stanley hired."),
     # a value that disappears and stands alone gets the partner's last value
     ("{ORG:A1} met. {ORG:B2} left.", ["Z"], "Z met. Z left."),
     # list with own separators re-rendered with them

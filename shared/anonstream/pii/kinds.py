@@ -8,12 +8,13 @@ there. The kind is decided here, from what the detector already knows, and recor
 | TAB type | kinds (first rule that applies)                                                                 |
 | -------- | ------------------------------------------------------------------------------------------------ |
 | ORG      | the head noun of the name (before "of", legal forms dropped) in ``ORG_HEAD_KINDS``: court,        |
-|          | prosecutor, prison, police, ministry, authority, party, association, company, bank, school,       |
-|          | hospital, media, military, church; a corporate legal form ("A/S", "Ltd", "Inc.") → company;       |
+|          | prosecutor, prison, police, ministry, authority, party, association, union, foundation, company,  |
+|          | bank, school, hospital, media, military, church; a corporate legal form ("A/S", "Ltd") → company; |
 |          | else the name's last word ("Canton of Geneva Assize Court"); an acronym ("PKK") → ``acronym``;    |
 |          | otherwise ``organization``                                                                        |
-| LOC      | after "canton of", "province of" … → ``region``; GeoNames: a country → ``country``, a US state or a region word ("province", "region") →          |
-|          | ``region``, a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
+| LOC      | after "canton of", "province of" … → ``region``; GeoNames: a country → ``country``, a US state or |
+|          | a region word ("province", "region") → ``region``; a name ending in "Village"/"Town" →            |
+|          | ``village``; a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
 |          | OntoNotes LOC (rivers, mountains, areas) → ``region``; otherwise ``place``                        |
 | DEM      | OCCUPATION → ``occupation``; LANGUAGE → ``language``; a religion → ``religion``; a country's       |
 |          | demonym → ``nationality``; otherwise ``group``                                                    |
@@ -42,8 +43,10 @@ ORG_HEAD_KINDS: dict[str, str] = {
                        commission committee board municipality prefecture governorship inspectorate registry
                        service department bureau branch""".split(), "authority"),
     **dict.fromkeys("party".split(), "party"),
-    **dict.fromkeys("""association associations union unions federation confederation society foundation
-                       movement organisation organization league syndicate chamber front""".split(), "association"),
+    **dict.fromkeys("""association associations society movement organisation organization league chamber
+                       front""".split(), "association"),
+    **dict.fromkeys("union unions federation confederation syndicate".split(), "union"),  # of workers, of states
+    **dict.fromkeys("foundation foundations fund trust".split(), "foundation"),
     **dict.fromkeys("""company companies corporation corp firm group holding holdings enterprises industries
                        airline airlines""".split(), "company"),
     **dict.fromkeys("bank banks".split(), "bank"),
@@ -54,7 +57,8 @@ ORG_HEAD_KINDS: dict[str, str] = {
     **dict.fromkeys("church mosque diocese".split(), "church"),
 }
 # A "centre" is a prison only after remand/detention words; otherwise it is an authority or a school.
-_CENTRE_PRISON = re.compile(r"\b(?:remand|detention|correctional|reception|penitentiary)\s+(?:centre|center)$", re.I)
+_CENTRE_PRISON = re.compile(r"\b(?:remand|detention|correctional|reception|penitentiary|removal|deportation|holding)"
+                            r"\s+(?:centre|center)$", re.I)
 _SECURITY_POLICE = re.compile(r"\b(?:security|anti-terror(?:ism|ist)?|intelligence|police)\b", re.I)
 LEGAL_FORM = re.compile(
     r"(?:^|\s|,)(?:A/S|AS|ApS|I/S|K/S|Ltd\.?|Limited|Inc\.?|plc|PLC|GmbH|AG|SA|S\.A\.|SpA|S\.p\.A\.|BV|B\.V\.|NV|"
@@ -87,8 +91,9 @@ _DURATION = re.compile(r"\b(?:years?|months?|weeks?|days?|hours?|minutes?|decade
 
 
 # Kinds that say only "the detector could not tell what sort of thing this is": no partner can be known to be of
-# the same kind, so the swap stage generalizes these values instead (release option ``unknown_kinds``).
-UNKNOWN_KINDS = frozenset({"organization", "place", "group", "misc"})
+# the same kind, so the swap stage generalizes these values instead (release option ``unknown_kinds``). An
+# unexpanded acronym is one of them: "FDB" (a company) and "PKK" (an armed party) would otherwise trade places.
+UNKNOWN_KINDS = frozenset({"organization", "place", "group", "misc", "acronym"})
 
 
 def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "", after: str = "") -> str:
@@ -176,6 +181,8 @@ def place_kind(surface: str, subtype: str = "") -> str:
         return "street"
     if first in states or (first.split() and first.split()[-1] in _REGION_WORDS) or _REGION_OF.match(first):
         return "region"
+    if first.split() and first.split()[-1] in ("village", "town", "hamlet"):
+        return "village"  # "Kalogrea Village": a settlement, not the region a division word names
     if city_population(parts[0] if parts else name) is not None:
         return "city"
     if subtype == "FAC":

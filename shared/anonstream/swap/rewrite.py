@@ -8,10 +8,12 @@ document) and suggests one-vs-many pairing. Here a category's whole value moves:
 * ``plan_swap(sites, ours, theirs)``: our distinct values a_1..a_m (order of first mention) become
   the partner's b_1..b_n. With m = n, a_i → b_i. With m > n, a_i (i > n) are dropped from the lists
   they appear in (a mention alone in its sentence gets b_n instead). With m < n, b_{m+1..n} are
-  listed right after the first mention of a_m ("Siemens" → "Goldman Sachs and Morgan Stanley").
-  Afterwards the chunk's distinct values, in order of first mention, are exactly b_1..b_n, so the
-  chunk's tuple after the swap is the partner's tuple before it (marginals and the joint inside the
-  swapped set are kept, §2.1).
+  listed right after the first mention of a_m when that mention is in a list already ("ARM and TSMC" →
+  "X, Y and Z"); then the chunk's distinct values, in order of first mention, are exactly b_1..b_n and the
+  chunk's tuple after the swap is the partner's tuple before it (marginals and the joint inside the swapped
+  set are kept, §2.1). A lone mention takes one value: "lives in Batman" never becomes "lives in Kyrenia and
+  Nicosia", a sentence about one place stays about one (§3.2.3's one-vs-many pairing would change what the
+  sentence tells; b_{m+1..n} are then not written, which hides as much).
 * ``plan_map(sites, fn)``: every value through ``fn`` (placeholder, generalizer); values that
   become equal inside one list collapse ("ARM, TSMC and Xilinx" → "[Organization]").
 * ``apply(chunk text, entities, plans)``: one pass over the text; keeps everything outside the
@@ -143,7 +145,7 @@ def plan_swap(category_sites: list[Site], theirs: list[str], operator: str = OP_
             target = mapping[m.ref]
             if target is not None:
                 new.append(_form(m, target, m.ref in (fixed or {})))
-            if m.ref == last_ref and not placed_extras:
+            if m.ref == last_ref and not placed_extras and len(site.mentions) > 1:
                 placed_extras = True
                 new.extend(_glossed_like(m, extra) for extra in extras)
         new = _dedupe(new) or [theirs[-1] if theirs else site.values[-1]]
