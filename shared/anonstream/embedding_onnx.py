@@ -3,10 +3,12 @@
 A sentence-transformers model of the form Transformer -> Pooling(mean) -> Normalize (its ``modules.json``
 and ``1_Pooling/config.json``; ``all-MiniLM-L6-v2`` is one) runs here as:
 
-* tokenization with the model's own tokenizer (``transformers.AutoTokenizer``), padded to the longest text
-  of a batch and truncated at ``max_seq_length`` (``sentence_bert_config.json``), as sentence-transformers
-  calls it; texts are sorted by decreasing length before batches are cut, as ``SentenceTransformer.encode``
-  does;
+* tokenization with the model's own tokenizer (``transformers.AutoTokenizer``, one call per ``encode``),
+  truncated at ``max_seq_length`` (``sentence_bert_config.json``) as sentence-transformers calls it; the texts
+  are then sorted by decreasing *token* count before batches are cut (``length_batches``) and each batch is
+  padded to its longest text (``pad_batch``). ``SentenceTransformer.encode`` sorts by character count, which
+  on the sample corpus's windows of 128 chunks pads 20 % more tokens than there are (8.7 % sorted by tokens);
+  padding is masked out of the pooling, so the order changes no vector beyond float rounding;
 * the transformer as an ONNX graph in ONNX Runtime;
 * mean pooling and normalization in numpy exactly as sentence-transformers does: the sum of the token
   vectors under the attention mask over max(token count, 1e-9), then x / max(||x||_2, 1e-12).
@@ -154,6 +156,28 @@ def load_session(path: str, threads: int):
     return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
+def length_batches(lengths: list[int], batch_size: int) -> list[np.ndarray]:
+    """Indices of the texts in batches of at most ``batch_size``, cut from the order of decreasing token count
+    (stable), so that each batch pads as little as possible."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+def pad_batch(sequences: list[list[int]], pad_id: int, left: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, attention mask) as int64 arrays of shape (batch, longest sequence), padded with ``pad_id`` on the
+    right (on the left with ``left``), as the tokenizer's ``padding=True`` does."""
+    width = max(len(seq) for seq in sequences)
+    ids = np.full((len(sequences), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(sequences), width), dtype=np.int64)
+    for row, seq in enumerate(sequences):
+        span = slice(width - len(seq), width) if left else slice(0, len(seq))
+        ids[row, span] = seq
+        mask[row, span] = 1
+    return ids, mask
+
+
 class OnnxEncoder:
     """``encode(texts, batch_size)`` -> unit vectors, as ``SentenceTransformer.encode(...,
     normalize_embeddings=True)`` computes them, with the transformer in ONNX Runtime."""
@@ -175,21 +199,25 @@ class OnnxEncoder:
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        for start in range(0, len(texts), batch_size):
-            idx = order[start:start + batch_size]
-            out[idx] = self._batch([texts[i] for i in idx])
+        tokens = self.tokenizer(texts, truncation="longest_first", max_length=self.max_seq_length)
+        ids = tokens["input_ids"]
+        types = tokens.get("token_type_ids")
+        pad_id, left = self.tokenizer.pad_token_id or 0, self.tokenizer.padding_side == "left"
+        for idx in length_batches([len(i) for i in ids], batch_size):
+            input_ids, mask = pad_batch([ids[i] for i in idx], pad_id, left)
+            if types is None:
+                token_types = np.zeros_like(input_ids)
+            else:
+                token_types = pad_batch([types[i] for i in idx], self.tokenizer.pad_token_type_id, left)[0]
+            out[idx] = self._batch(input_ids, mask, token_types)
         return out
 
-    def _batch(self, texts: list[str]) -> np.ndarray:
-        tokens = self.tokenizer(texts, padding=True, truncation="longest_first", max_length=self.max_seq_length,
-                                return_tensors="np")
-        feed = {name: np.asarray(tokens[name], dtype=np.int64) for name in INPUT_NAMES if name in self.input_names}
-        if "token_type_ids" in self.input_names and "token_type_ids" not in tokens:
-            feed["token_type_ids"] = np.zeros_like(feed["input_ids"])
+    def _batch(self, input_ids: np.ndarray, mask: np.ndarray, token_types: np.ndarray) -> np.ndarray:
+        feed = dict(zip(INPUT_NAMES, (input_ids, mask, token_types)))
+        feed = {name: value for name, value in feed.items() if name in self.input_names}
         hidden = self.session.run(None, feed)[0]
-        mask = feed["attention_mask"][..., None].astype(np.float32)
-        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
 
 

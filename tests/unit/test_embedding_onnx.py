@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from anonstream.embedding import DEFAULT_MODEL, Embedder, resolve_model_path
-from anonstream.embedding_onnx import exported, unsupported_reason
+from anonstream.embedding_onnx import exported, length_batches, pad_batch, unsupported_reason
 
 SENTENCES = [
     "The applicant was born in 1961 and lives in Vilnius.",
@@ -84,3 +84,30 @@ def test_unsupported_model_falls_back_to_torch(tmp_path: Path, caplog):
 def test_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="backend"):
         Embedder(DEFAULT_MODEL, backend="tensorflow")
+
+
+def test_length_batches_sort_by_token_count_and_cover_every_text():
+    batches = length_batches([3, 9, 1, 9, 5], 2)
+    assert [b.tolist() for b in batches] == [[1, 3], [4, 0], [2]]  # decreasing length, ties in input order
+    assert sorted(np.concatenate(batches).tolist()) == list(range(5))
+    assert length_batches([], 4) == []
+    with pytest.raises(ValueError):
+        length_batches([1], 0)
+
+
+def test_pad_batch_pads_to_the_longest_with_a_mask():
+    ids, mask = pad_batch([[7, 8, 9], [5]], pad_id=0)
+    assert ids.tolist() == [[7, 8, 9], [5, 0, 0]] and mask.tolist() == [[1, 1, 1], [1, 0, 0]]
+    assert ids.dtype == np.int64 and mask.dtype == np.int64
+    ids, mask = pad_batch([[7, 8, 9], [5]], pad_id=1, left=True)
+    assert ids.tolist() == [[7, 8, 9], [1, 1, 5]] and mask.tolist() == [[1, 1, 1], [0, 0, 1]]
+
+
+def test_token_sorted_batches_match_the_tokenizers_own_padding():
+    """The encoder's own padding feeds the model what ``tokenizer(padding=True)`` would."""
+    encoder = Embedder(DEFAULT_MODEL, batch_size=3, backend="onnx").encoder
+    reference = encoder.tokenizer(SENTENCES[:3], padding=True, truncation="longest_first",
+                                  max_length=encoder.max_seq_length, return_tensors="np")
+    plain = encoder.tokenizer(SENTENCES[:3], truncation="longest_first", max_length=encoder.max_seq_length)
+    ids, mask = pad_batch(plain["input_ids"], encoder.tokenizer.pad_token_id)
+    assert np.array_equal(ids, reference["input_ids"]) and np.array_equal(mask, reference["attention_mask"])
