@@ -102,3 +102,18 @@ def test_a_symbol_font_space_reads_as_a_space(engine):
     person = [s for s in spans if s.type == "PERSON"]
     assert person and person[0].text == text[person[0].start : person[0].end]
     assert "Wildhaber" in person[0].text and "\uf020" in person[0].text
+
+
+def test_references_to_provisions_of_the_convention_are_no_entities(engine):
+    text = "Relying on Article 6 § 1 of the Convention and Rule 39 of the Rules of Court, Mr Cengiz Polat complained."
+    spans = engine.detect(text, DocumentEntities("d"))
+    assert not [s for s in spans if s.type == "MISC" and s.text.startswith(("Article", "Rule"))]
+    assert any(s.type == "PERSON" and "Polat" in s.text for s in spans)
+
+
+def test_a_given_name_the_ner_calls_a_product_or_event_is_a_person():
+    from anonstream.pii.ner import is_given_name_phrase
+
+    assert is_given_name_phrase("Ercan Dikici") and is_given_name_phrase("Emine")
+    assert not is_given_name_phrase("Peugeot 505") and not is_given_name_phrase("Convention")
+    assert not is_given_name_phrase("Ercan dikici")

@@ -5,7 +5,8 @@ import pytest
 
 from anonstream.pii.patterns import (
     CardRecognizer, CaseNumberRecognizer, DateTimeRecognizer, EmailRecognizer, IbanRecognizer, IpRecognizer,
-    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, UrlRecognizer, iban_valid, luhn_valid,
+    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, UrlRecognizer, iban_valid, is_provision_reference,
+    luhn_valid,
 )
 
 
@@ -47,6 +48,22 @@ def test_case_numbers_but_not_legal_references_or_dates():
     hits = _hits(rec, text)
     assert "36110/97" in hits and "D-4840" in hits
     assert not any(h in ("285", "12/05/2001", "6", "1") for h in hits)
+
+
+def test_capitals_and_digits_are_a_code_unless_a_currency_amount():
+    rec = CaseNumberRecognizer()
+    assert _hits(rec, "the vehicle registration mark EYX 622 was seen") == ["EYX 622"]
+    assert _hits(rec, "he was paid DKK 2,200 and GBP 150") == []
+
+
+@pytest.mark.parametrize("surface,provision", [
+    ("Article 6 § 1 of the Convention", True), ("Articles 8 and 14", True), ("Rule 39", True),
+    ("Protocol No. 11", True), ("Rules of Court", True), ("the Convention and Rule 36", True), ("Convention", True),
+    ("Convention on the Rights of the Child", False), ("Army Act 1955", False), ("section 78 of PACE", False),
+    ("Rules Committee", False), ("Peugeot 505", False),
+])
+def test_provisions_of_the_convention_and_rules_of_court(surface, provision):
+    assert is_provision_reference(surface) is provision
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -53,6 +53,7 @@ from .operators import Operator, OperatorContext, make_operator
 from .patterns import (
     CardRecognizer, CaseNumberRecognizer, DateTimeRecognizer, EmailRecognizer, IbanRecognizer, IpRecognizer,
     MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, ResultRecognizer, UrlRecognizer, is_legal_date,
+    is_provision_reference,
 )
 from .policy import IdentifierPolicy, country_of, make_policy, rank_max
 from .vetting import PersonVetter, VetContext
@@ -230,6 +231,7 @@ class PiiEngine:
         found: list[Detection] = []
         for r in self.recognizers:
             found.extend(r.analyze(text, doc))
+        found = [d for d in found if not (d.type == "MISC" and is_provision_reference(text[d.start:d.end]))]
         for r in self.recognizers:  # a recognizer may overrule the others' detections (detector/recognizer.py)
             if hasattr(r, "vet_detections"):
                 found = r.vet_detections(text, found)
