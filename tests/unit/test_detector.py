@@ -60,10 +60,23 @@ def test_mention_recall_needs_ninety_percent_and_precision_counts_characters():
 def test_vetting_drops_uncovered_rule_spans_of_vetted_types_only():
     rec = LearnedSpanRecognizer(nlp=None, vet=("MISC",))
     found = [Detection(0, 10, "MISC", 0.8, "learned"), Detection(2, 8, "MISC", 0.9, "proper_phrase"),
-             Detection(20, 30, "MISC", 0.9, "spacy_ner"), Detection(20, 30, "PERSON", 0.9, "title")]
+             Detection(20, 30, "MISC", 0.9, "spacy_ner"), Detection(25, 35, "PERSON", 0.9, "title")]
     kept = rec.vet_detections("x" * 40, found)
-    assert [(d.start, d.recognizer) for d in kept] == [(0, "learned"), (2, "proper_phrase"), (20, "title")]
+    assert [(d.start, d.recognizer) for d in kept] == [(0, "learned"), (2, "proper_phrase"), (25, "title")]
     assert LearnedSpanRecognizer(nlp=None).vet_detections("x", found) == found
+
+
+def test_a_vetted_span_inside_a_rule_span_of_another_type_is_vouched_for_without_the_model():
+    text = "He was held in Kandıra prison. The Book of X was read."
+    rec = LearnedSpanRecognizer(nlp=None, vet=("MISC",), windows="uncertain")
+    k, b = text.index("Kandıra"), text.index("Book")
+    found = [Detection(k, k + 14, "ORG", 0.9, "gazetteer"), Detection(k, k + 7, "MISC", 0.6, "proper_phrase"),
+             Detection(b, b + 9, "MISC", 0.6, "proper_phrase")]
+    assert rec.vouched(found) == {id(found[1])}
+    assert [text[s:e] for s, e in rec.uncertain_sentences(text, found, rec.vouched(found))] == [
+        "The Book of X was read."]
+    kept = LearnedSpanRecognizer(nlp=None, vet=("MISC",)).vet_detections(text, found)
+    assert [text[d.start:d.end] for d in kept] == ["Kandıra prison", "Kandıra"]
 
 
 def test_vet_cover_sets_how_much_of_a_rule_span_the_learned_spans_must_cover():

@@ -9,12 +9,14 @@ half) of its characters (union with vetting: the model overrules the rules where
 ``windows`` runs the model only on part of the text: ``true`` on the candidate windows of pii/windows.py
 (cheaper; lower-case-only mentions are then not looked for); ``"uncertain"`` only on the sentences holding a rule
 span of a ``vet`` type, the spans the model is asked to confirm (far cheaper; the model then adds mentions only
-in those sentences).
+in those sentences). A vetted span inside a rule span of a type not vetted is kept without the model (``vouched``).
 """
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -89,10 +91,26 @@ class LearnedSpanRecognizer(Recognizer):
             return []
         return self._detections(self.spans_many([text])[0])
 
-    def uncertain_sentences(self, text: str, found: list[Detection]) -> list[tuple[int, int]]:
-        """``(start, end)`` of the sentences that hold a detection of a ``vet`` type, merged, in text order."""
+    def vouched(self, found: list[Detection]) -> set[int]:
+        """``id`` of the detections of a ``vet`` type that lie inside another rule detection of a type not vetted
+        (a MISC "Kandıra" inside the LOC "Kandıra prison"): kept without asking the model."""
+        others = sorted((d.start, d.end) for d in found if d.type not in self.vet and d.recognizer != self.name)
+        starts = [s for s, _ in others]
+        reach = list(accumulate((e for _, e in others), max))  # the furthest end of the others starting so far
+        out = set()
+        for d in found:
+            if d.type in self.vet and d.recognizer != self.name:
+                i = bisect_right(starts, d.start)
+                if i and reach[i - 1] >= d.end:
+                    out.add(id(d))
+        return out
+
+    def uncertain_sentences(self, text: str, found: list[Detection],
+                            skip: frozenset[int] | set[int] = frozenset()) -> list[tuple[int, int]]:
+        """``(start, end)`` of the sentences that hold a detection of a ``vet`` type not in ``skip`` (``id``s),
+        merged, in text order."""
         out: list[tuple[int, int]] = []
-        for d in sorted((d for d in found if d.type in self.vet), key=lambda d: d.start):
+        for d in sorted((d for d in found if d.type in self.vet and id(d) not in skip), key=lambda d: d.start):
             if out and d.start < out[-1][1]:
                 out[-1] = (out[-1][0], max(out[-1][1], d.end))
                 continue
@@ -109,13 +127,14 @@ class LearnedSpanRecognizer(Recognizer):
     def vet_detections(self, text: str, found: list[Detection]) -> list[Detection]:
         """Drop the other recognizers' detections of the ``vet`` types that the learned spans (this recognizer's
         detections in ``found``; with ``windows: uncertain`` the model's spans in the sentences of those
-        detections, added here) cover less than ``vet_cover`` of."""
+        detections, added here) cover less than ``vet_cover`` of, unless ``vouched`` for."""
         if not self.vet:
             return found
+        keep = self.vouched(found)
         if self.uncertain_only:
-            sentences = self.uncertain_sentences(text, found)
+            sentences = self.uncertain_sentences(text, found, keep)
             spans = self.spans_many([text[s:e] for s, e in sentences])
             found = found + [d for (s, _), got in zip(sentences, spans) for d in self._detections(got, s)]
         learned = {i for d in found if d.recognizer == self.name for i in range(d.start, d.end)}
-        return [d for d in found if d.recognizer == self.name or d.type not in self.vet
+        return [d for d in found if d.recognizer == self.name or d.type not in self.vet or id(d) in keep
                 or sum(1 for i in range(d.start, d.end) if i in learned) >= self.vet_cover * (d.end - d.start)]
