@@ -24,6 +24,11 @@ value the pii stage could give no finer kind than its type (``pii.kinds.UNKNOWN_
 "place", "group", "misc") has no partner that is known to be the same sort of thing, so it is generalized like a
 G category instead of swapped (a statute's foreign title is not swapped for a person's name that the tagger
 typed ORG); ``swap``: such values swap among themselves, as every value does in the paper.
+``generalized_kinds`` — kinds that are generalized even though partners of their kind exist. The default
+release lists the institutions a place names, court, prosecutor, prison and police: what identifies "the Białystok
+District Court" is the place alone, and "the district court" drops exactly that and stays true, where a swap
+("the Pruszków District Court") asserts another court that had nothing to do with the case. Empty (the
+paper's behaviour) when the release does not say.
 
 Category mapping (detector output → release category). The OntoNotes label (``EntitySpan.subtype``,
 kept by the pii stage's spaCy recognizer, see ``pii/ner.py``) decides when it is known; otherwise the
@@ -125,6 +130,7 @@ DEFAULT_RELEASE: dict[str, Any] = {
     "scope": "masked",
     "protect": "all",
     "unknown_kinds": "generalize",
+    "generalized_kinds": ["court", "prosecutor", "prison", "police"],
     "categories": {
         "Organization": {"status": "S", "generalizer": {"name": "kind"}},
         "Person": {"status": "U"},
@@ -151,6 +157,7 @@ _DEFAULTS = {
     "scope": "masked",
     "protect": "all",
     "unknown_kinds": "generalize",
+    "generalized_kinds": [],
     "rare_k": 2,
     "donors": True,
     "fallback": "generalize",
@@ -201,6 +208,7 @@ class Release:
         self.scope: str = normalized["scope"]
         self.protect: str = normalized["protect"]
         self.unknown_kinds: str = normalized["unknown_kinds"]
+        self.generalized_kinds: frozenset[str] = frozenset(normalized["generalized_kinds"])
         self.superpopulation_size: float = float(normalized["superpopulation_size"])
         self.join_separator: str = normalized["join_separator"]
         pool = normalized["pool"]
@@ -266,8 +274,8 @@ class Release:
 
     def swaps_slot(self, slot: str) -> bool:
         """Whether values of this slot (a kind) may be swapped: not when the kind is unknown and
-        ``unknown_kinds`` is ``generalize``."""
-        return self.unknown_kinds == "swap" or slot not in UNKNOWN_KINDS
+        ``unknown_kinds`` is ``generalize``, nor when the release generalizes that kind (``generalized_kinds``)."""
+        return (self.unknown_kinds == "swap" or slot not in UNKNOWN_KINDS) and slot not in self.generalized_kinds
 
     # -- per category ---------------------------------------------------------------------------
     def status(self, category: str) -> str:
