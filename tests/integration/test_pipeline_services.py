@@ -106,7 +106,8 @@ async def _collect(settings: Settings, want_docs: int, want_dead: int, services,
 
 
 def _detected_identifiers(documents: list[dict]) -> dict[str, set[str]]:
-    """PERSON names and e-mail addresses our detector finds in each input document's chunks."""
+    """PERSON names and e-mail addresses our detector finds in each input document's chunks and decides to mask
+    (a NO_MASK person is one the policy leaves in clear on purpose: a party in a cited judgment's title)."""
     engine = PiiEngine.from_config()
     ingest = IngestStage()
     from anonstream.records import Document
@@ -118,7 +119,7 @@ def _detected_identifiers(documents: list[dict]) -> dict[str, set[str]]:
         for chunk in ingest.chunks(Document.from_wire(doc)):
             for span in engine.detect(chunk.text, registry):
                 is_email = "@" in span.text
-                if span.type == "PERSON" or is_email:
+                if span.type == "PERSON" and span.identifier_type != "NO_MASK" or is_email:
                     strings.add(chunk.text[span.start:span.end])
         found[doc["doc_id"]] = strings
     return found
