@@ -157,15 +157,18 @@ def test_kind_generalizer(value, kind, expected):
 
 
 @pytest.mark.parametrize("value, kind, expected", [
-    ("DKK 9,890,000", "money", "between DKK 5 million and 10 million"),
-    ("approximately 1,300,000 euros (EUR)", "money", "between 1 million and 2 million euros (EUR)"),
-    ("EUR 5,000", "money", "between EUR 5,000 and 10,000"),
-    ("9.890.000 zlotys", "money", "between 5 million and 10 million zlotys"),
-    ("two billion Danish kroner", "money", "between 2 billion and 5 billion Danish kroner"),
-    ("one thousand six hundred companies", "count", "between 1,000 and 2,000 companies"),
-    ("42", "age", "between 40 and 50"),
-    ("35%", "percent", "between 30% and 40%"),
+    ("DKK 9,890,000", "money", "DKK 5-10 million"),
+    ("approximately 1,300,000 euros (EUR)", "money", "1-2 million euros (EUR)"),
+    ("EUR 5,000", "money", "EUR 5,000-10,000"),
+    ("9.890.000 zlotys", "money", "5-10 million zlotys"),
+    ("two billion Danish kroner", "money", "2-5 billion Danish kroner"),
+    ("one thousand six hundred companies", "count", "1,000-2,000 companies"),
+    ("42", "age", "40-50"),
+    ("35%", "percent", "30-40%"),
     ("five co-accused", "count", "several co-accused"),
+    ("TRL 136,890,0000", "money", "TRL 1-2 billion"),
+    ("743,859,795 Turkish liras (TRL)", "money", "500-1,000 million Turkish liras (TRL)"),
+    ("twenty metres", "distance", "20-30 metres"),
     ("the whole amount", "money", "a number of"),
 ])
 def test_range_generalizer(value, kind, expected):

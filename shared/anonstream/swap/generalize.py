@@ -346,6 +346,15 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}"
 
 
+def _fmt_band(lo: float, hi: float) -> str:
+    """A band written the way a reader (and a tagger) reads one amount: "5,000-10,000", "5-10 million" (the
+    scale once, after both bounds, when both bounds carry it)."""
+    for scale, word in ((1_000_000_000, "billion"), (1_000_000, "million")):
+        if lo >= scale and lo % scale == 0 and hi % scale == 0:
+            return f"{lo / scale:,.0f}-{hi / scale:,.0f} {word}"
+    return f"{_fmt(lo)}-{_fmt(hi)}"
+
+
 def value_range(x: float, kind: str | None) -> tuple[float, float] | None:
     """The band around ``x`` (eq.-free SDC top/bottom recoding, ARX-style intervals): ages by decade,
     percentages by tens, other amounts by 1-2-5 steps of their order of magnitude; None below 10 (a "few")."""
@@ -367,11 +376,12 @@ def value_range(x: float, kind: str | None) -> tuple[float, float] | None:
 
 
 class RangeGeneralizer(Generalizer):
-    """Numbers to bands, the rest of the value kept: "DKK 9,890,000" → "between DKK 5,000,000 and 10,000,000",
-    "approximately 1,300,000 euros" → "between 1,000,000 and 2,000,000 euros", ages by decade ("42" → "between
-    40 and 50"), percentages by tens, and small counts (below ten) to "several" ("five co-accused" → "several
-    co-accused"). Words of approximation before the number go (the band says it). A value without a number
-    gets ``fallback`` (default: "a number of")."""
+    """Numbers to bands, the rest of the value kept: "DKK 9,890,000" → "DKK 5-10 million", "approximately
+    1,300,000 euros" → "1-2 million euros", ages by decade ("42" → "40-50"), percentages by tens ("35%" →
+    "30-40%"), and small counts (below ten) to "several" ("five co-accused" → "several co-accused"). The band is
+    written as one amount, "lo-hi unit", so it reads in any context ("increased to 500-1,000 euros", "from a
+    distance of 20-30 metres") and stays one entity for a reader's tagger. Words of approximation before the
+    number go (the band says it). A value without a number gets ``fallback`` (default: "a number of")."""
 
     name = "range"
 
@@ -387,14 +397,7 @@ class RangeGeneralizer(Generalizer):
         before, after = _APPROX.sub("", value[:m.start()]), value[m.end():]
         if band is None:
             return f"{before}several{after}" if kind != "percent" else f"{before}less than 10{after}"
-        lo, hi = band
-        if kind == "percent" and after.lstrip().startswith("%"):
-            return f"{before}between {_fmt(lo)}% and {_fmt(hi)}{after}"
-        unit = re.search(r"(?:^|\s)(\S+\s?)$", before)  # a currency before the number: "between EUR 5,000 and 10,000"
-        if unit and not unit.group(1).strip().isalpha() or unit and unit.group(1).strip().isupper():
-            head = before[:unit.start(1)]
-            return f"{head}between {unit.group(1)}{_fmt(lo)} and {_fmt(hi)}{after}"
-        return f"{before}between {_fmt(lo)} and {_fmt(hi)}{after}"
+        return f"{before}{_fmt_band(*band)}{after}"
 
 
 _CONTINENT_ADJECTIVE = {"Europe": "European", "Asia": "Asian", "Africa": "African", "North America": "North American",

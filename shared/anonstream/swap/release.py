@@ -124,7 +124,7 @@ DEFAULT_RELEASE: dict[str, Any] = {
         "document-consistent pseudonyms. Event and Misc are generalized to the common noun they are "
         "built on (\"the earthquake\"), Date one step up (day to month, month to year, year to decade: "
         "keeps the timeline, drops the precision that links a text to a known event), "
-        "Quantity to a band (\"between EUR 5,000 and 10,000\", ages by decade, small counts to "
+        "Quantity to a band (\"EUR 5,000-10,000\", ages by decade, small counts to "
         "\"several\")."
     ),
     "scope": "masked",
