@@ -155,6 +155,48 @@ def test_warm_start_and_seed_are_deterministic():
         fit_mixture(X, "scauchy", 3)
 
 
+def clusters_with_a_small_group(small: int) -> np.ndarray:
+    """Six clusters of 20-40 points on S^383 (cosine ~0.7 to their centre) and one group of ``small`` points."""
+    rng = np.random.default_rng(0)
+    centres = unit(rng.normal(size=(7, 384)))
+    sizes = np.array([40, 40, 40, 30, 30, 20, small])
+    return unit(np.repeat(centres, sizes, axis=0) + 0.03 * rng.normal(size=(sizes.sum(), 384)))
+
+
+def test_a_component_collapsing_onto_a_point_is_dropped():
+    """The unbounded likelihood (paper 000, §2.2.3): the component seeded on a group of 3 points puts mu on
+    one of them and climbs rho -> 1 for all 500 iterations without the stopping rule firing; with the
+    collapse rule (max_rho) it is dropped, its points join the other components, EM converges."""
+    X = clusters_with_a_small_group(3)
+    singular = fit_mixture(X, "pkb", 7, n_init=1, max_rho=1.0)
+    assert singular.n_iter == 500 and not singular.converged
+    assert 1.0 - singular.rho.max() < 1e-6 and singular.pi.min() * len(X) == pytest.approx(3.0, abs=0.01)
+    fit = fit_mixture(X, "pkb", 7, n_init=1)
+    assert fit.converged and fit.n_iter < 50
+    assert fit.k == 6 and np.all(fit.rho < 0.999) and fit.pi.min() * len(X) >= 19.9
+    assert fit.sanity_errors() == []
+
+
+@pytest.mark.parametrize("family", ["pkb", "scauchy"])
+def test_the_collapse_rule_leaves_ordinary_fits_unchanged(spheroids_cpp, family):
+    """Where no component passes max_rho the fit is the same to the bit as without the rule: on the
+    spheroids-sampled mixture of test_fit_recovers_known_mixture and on clusters with a group of 4 or 6
+    points (which get a component of their own, rho < 0.9)."""
+    rng = np.random.default_rng(7)
+    mu = unit(rng.normal(size=(3, 32)))
+    rho = [0.6, 0.75, 0.9] if family == "pkb" else [0.3, 0.45, 0.6]
+    samples = [sample_mixture(spheroids_cpp, family, mu, rho, [1000, 600, 400])]
+    samples += [clusters_with_a_small_group(small) for small in (4, 6)]
+    for X in samples:
+        k = 3 if X.shape[1] == 32 else 7
+        before = fit_mixture(X, family, k, max_rho=1.0)
+        after = fit_mixture(X, family, k)
+        assert after.k == k and after.rho.max() < 0.999
+        for name in ("mu", "rho", "pi"):
+            np.testing.assert_array_equal(getattr(after, name), getattr(before, name))
+        assert (after.n_iter, after.train_loglik) == (before.n_iter, before.train_loglik)
+
+
 def test_select_k_prefers_the_true_number_of_clusters():
     rng = np.random.default_rng(6)
     X = unit(rng.normal(size=(900, 6)) + 4.0 * np.repeat(np.eye(6)[:3], 300, axis=0))
