@@ -48,6 +48,7 @@ class EntitySpan:
     kind: str | None = None  # what sort of thing it is (court, city, nationality ...), pii/kinds.py
     recognizer: str = ""
     score: float = 1.0
+    country: str | None = None  # ISO code of the country a place or organisation belongs to, pii/kinds.py
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)

@@ -44,3 +44,15 @@ def test_a_redelivered_chunk_in_the_same_batch_does_not_emit_the_document_twice(
     c0, c1, c2 = _chunks("d2")
     results = stage.process([(None, c0), (None, c1), (None, c2), (None, c2), (None, c0)])
     assert [len(r) for r in results] == [0, 0, 3, 0, 0]
+
+
+def test_places_and_organisations_leave_the_stage_with_their_country(engine):
+    """The swap stage exchanges a place or an organisation only within its country (pii/kinds.py)."""
+    stage = PiiStage(engine, InMemoryPseudonymStore(), InMemoryDocumentState())
+    texts = ["The applicant is a Turkish national who lives in Ankara. ",
+             "She studied at İnönü University in Malatya and later in Kraków."]
+    chunks = [Chunk("d3", i, len(texts), t, 0, 1, {}, lineage={"ingest": "1"}) for i, t in enumerate(texts)]
+    (emits,) = stage.process([(None, c) for c in chunks])[-1:]
+    countries = {e["text"]: e["country"] for emit in emits for e in emit.value["entities"]}
+    assert countries["Ankara"] == "TR" and countries["Kraków"] == "PL"  # a city's own country
+    assert countries["İnönü University"] == "TR"  # the document's: Turkish, Ankara, Malatya against Kraków

@@ -428,6 +428,23 @@ def test_a_city_gives_way_only_to_a_city_of_its_country():
     assert [ch.text for ch in drained.chunks] == ["The applicant lives in Turkey since May 2001."]
 
 
+def test_an_organisation_gives_way_only_to_one_of_its_documents_country():
+    """A Turkish university never becomes a Danish one: the pii stage records the country a place or an
+    organisation belongs to, and the slot names it ("school in TR"); with none of its country waiting, the
+    organisation is generalized to its kind."""
+    a = "She was a student at {ORG#school:İnönü University} in {DATETIME/DATE:May 2001}."
+    b = "She was a student at {ORG#school:University of Århus} in {DATETIME/DATE:June 2003}."
+    c = "She was a student at {ORG#school:Ankara University} in {DATETIME/DATE:July 2004}."
+    p = processor()
+    assert len(p.offer(make_chunk("d1", 0, a, country="TR"))) == 0
+    assert len(p.offer(make_chunk("d2", 0, b, country="DK"))) == 0  # no Danish school waiting
+    out = p.offer(make_chunk("d3", 0, c, country="TR"))
+    assert sorted(ch.text for ch in out.chunks) == ["She was a student at Ankara University in May 2001.",
+                                                    "She was a student at İnönü University in July 2004."]
+    drained = p.drain()
+    assert [ch.text for ch in drained.chunks] == ["She was a student at the university in June 2003."]
+
+
 def test_the_default_generalizes_the_institutions_a_place_names_even_when_a_partner_waits():
     """generalized_kinds (default: court, prosecutor, prison, police): "the Słupsk Regional Court" becomes "the
     regional court", which drops the place and stays true; a swap would name a court that had nothing to do with

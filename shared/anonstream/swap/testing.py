@@ -19,7 +19,9 @@ _MARK = re.compile(r"\{(?P<type>[A-Z]+)(?:/(?P<sub>[A-Z_]+))?(?:#(?P<kind>[a-z_]
 
 
 def make_chunk(doc_id: str, index: int, template: str, *, component: int | None = 0, model_version: int = 1,
-               chunk_count: int | None = None, identifier_type: str = "QUASI") -> Chunk:
+               chunk_count: int | None = None, identifier_type: str = "QUASI", country: str | None = None) -> Chunk:
+    """A chunk from a template: ``{TYPE/SUBTYPE#kind@ref!~:value}`` marks an entity (``!`` already replaced,
+    ``~`` NO_MASK); ``country`` is recorded on its places and organisations, as the pii stage does."""
     text_parts: list[str] = []
     entities: list[EntitySpan] = []
     pos = 0
@@ -34,7 +36,9 @@ def make_chunk(doc_id: str, index: int, template: str, *, component: int | None 
             start=pos, end=pos + len(value), type=m.group("type"),
             identifier_type="DIRECT" if replaced else "NO_MASK" if m.group("tilde") else identifier_type,
             entity_id=f"{doc_id}_{m.group('ref')}" if m.group("ref") else f"{doc_id}:{value}", text=value, surrogate=value if replaced else None,
-            subtype=m.group("sub"), kind=m.group("kind"), recognizer="test"))
+            subtype=m.group("sub"), kind=m.group("kind"), recognizer="test",
+            country=country if m.group("type") in ("LOC", "ORG") and m.group("kind") not in ("country", "continent")
+            else None))
         text_parts.append(value)
         pos += len(value)
         cursor = m.end()

@@ -177,11 +177,14 @@ def kind_of_slot(slot: str) -> str:
 
 def slot_of(entity: EntitySpan) -> str:
     """The entity's kind, or its release category (capitalized, so never mistaken for a kind) when the pii
-    stage recorded none. A city's slot names its country ("city in PL"): a city gives way only to a city of the
-    same country, so "lives in Izmir" never reads "lives in Bytów" (Poland) and the reader still learns the
-    country, which is true."""
-    if entity.kind == "city" and (country := city_country(entity.text.split(",")[0])):
+    stage recorded none. A place's or organisation's slot names its country ("city in PL", "school in TR";
+    ``EntitySpan.country``, a city's own from GeoNames): it gives way only to one of the same country, so "lives
+    in Izmir" never reads "lives in Bytów" (Poland), a Turkish university never becomes a Danish one, and the
+    reader still learns the country, which is true."""
+    if entity.kind == "city" and (country := city_country(entity.text.split(",")[0]) or entity.country):
         return f"city{COUNTRY_SLOT}{country}"
+    if entity.kind and entity.country:
+        return f"{entity.kind}{COUNTRY_SLOT}{entity.country}"
     return entity.kind or category_of(entity)
 
 
