@@ -220,3 +220,22 @@ def test_a_span_never_ends_on_a_dangling_joiner():
     text = "the Court of Justice of Geneva said"
     assert [text[d.start:d.end] for d in refine(text, [_det(text, "Court of Justice of Geneva", "ORG")])] == [
         "Court of Justice of Geneva"]  # joiners inside a name stay
+
+
+def test_names_around_a_nickname_or_former_name_are_one_person():
+    # dev tuning half: "Patrick 'Nobby' Clarke", "Ms Laetitia Cardier (Sabiha) Bakırcı" (nickname detected or not)
+    text = "On 15 June 1995, Patrick 'Nobby' Clarke was murdered; Ms Laetitia Cardier (Sabiha) Bakırcı applied."
+    dets = [_det(text, "Patrick", "PERSON"), _det(text, "Nobby", "PERSON"), _det(text, "Clarke", "PERSON"),
+            _det(text, "Ms Laetitia Cardier", "PERSON"), _det(text, "Bakırcı", "PERSON")]
+    got = [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)]
+    assert got == [("Patrick 'Nobby' Clarke", "PERSON"), ("Ms Laetitia Cardier (Sabiha) Bakırcı", "PERSON")]
+
+
+def test_an_abbreviated_given_name_joins_the_surname():
+    # TAB 001-60945: "Mr Cz. Sławski" had been two persons, "Mr Cz" and "Sławski"
+    text = "represented by Mr Cz. Sławski (Rule 36). Mr Smith. Jones said; Ms Zekiye Çirkinoğlu (Bakırcı), Mr Sabri"
+    dets = [_det(text, "Mr Cz", "PERSON"), _det(text, "Sławski", "PERSON"), _det(text, "Mr Smith", "PERSON"),
+            _det(text, "Jones", "PERSON"), _det(text, "Ms Zekiye Çirkinoğlu", "PERSON"),
+            _det(text, "Mr Sabri", "PERSON")]
+    got = [_surface(text, d) for d in combine_adjacent(text, dets)]
+    assert got == ["Mr Cz. Sławski", "Mr Smith", "Jones", "Ms Zekiye Çirkinoğlu", "Mr Sabri"]

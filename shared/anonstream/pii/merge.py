@@ -237,6 +237,21 @@ def extend_to_head_noun(text: str, d: Detection, limit: int) -> Detection:
     return d
 
 
+_CAP_WORDS = rf"[{UPPER}][\w'’-]*(?: [{UPPER}][\w'’-]*)?"
+# a nickname or a former name between a person's names: "Patrick 'Nobby' Clarke", "Laetitia Cardier (Sabiha) Bakırcı"
+_NICKNAME_GAP = re.compile(rf"^ (?:['‘“\"]{_CAP_WORDS}['’”\"]|\({_CAP_WORDS}\)) $")
+_ABBREVIATED_NAME = re.compile(rf"\b[{UPPER}][a-zß-ÿ\u0100-\u017f]{{1,2}}$")  # "Cz" of "Mr Cz. Sławski"
+
+
+def joins_person(text: str, prev: Detection, d: Detection) -> bool:
+    """Two PERSON detections that are one name: a nickname or a former name between them (``_NICKNAME_GAP``), or
+    the first ends with an abbreviated given name and only ". " follows it ("Mr Cz." + "Sławski")."""
+    if prev.type != "PERSON" or d.type != "PERSON":
+        return False
+    gap = text[prev.end : d.start]
+    return bool(_NICKNAME_GAP.match(gap)) or gap == ". " and bool(_ABBREVIATED_NAME.search(text, prev.start, prev.end))
+
+
 def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     """After overlap resolution: "Canton" + "of Geneva" → one LOC ("Canton of Geneva Court" → one ORG); "City, Country" → one LOC (an address-like place; not when the first place is
     itself a country: "Denmark, Switzerland" is a list); a place, name or organisation right before an ORG
@@ -246,7 +261,8 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     (``extend_to_public_head``); a name ending with a legal form is a company (``as_company``), joined with a name
     before it by "and"/"ve"/"&" ("ANO İnşaat ve Ticaret Limited Şirketi"); an ORG that is only a place's name is the
     place (``as_place``); a name introduced as "(“the applicant”)" is a person (``as_applicant``); a person in a cited
-    judgment's title is marked as its party (``as_case_party``)."""
+    judgment's title is marked as its party (``as_case_party``); a person's names around a nickname or former name, or
+    after an abbreviated given name, are one person (``joins_person``)."""
     limits = [dets[i + 1].start if i + 1 < len(dets) else len(text) for i in range(len(dets))]
     dets = [as_case_party(text, as_applicant(text, as_place(text, as_company(
                 text, extend_to_head_noun(text, extend_division(text, d, limit), limit), limit))))
@@ -254,6 +270,12 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     out: list[Detection] = []
     for d in dets:
         d = extend_to_public_head(text, d, out[-1].end if out else 0)
+        if len(out) > 1 and joins_person(text, out[-2], d):  # the nickname was detected too ("Nobby")
+            out[-2:] = [replace(out[-2], end=d.end, rule=out[-2].rule + "+nickname")]
+            continue
+        if out and joins_person(text, out[-1], d):
+            out[-1] = replace(out[-1], end=d.end, rule=out[-1].rule + "+name")
+            continue
         if out:
             prev = out[-1]
             gap = text[prev.end : d.start]
