@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonstream.pii.base import Detection
-from anonstream.pii.kinds import assign_countries, document_country, kind_of
+from anonstream.pii.kinds import assign_countries, kind_of
 from anonstream.records import EntitySpan
 from anonstream.pii.merge import split_at_line_breaks
 
@@ -82,18 +82,10 @@ def _span(entity_type: str, text: str, kind: str | None = None) -> EntitySpan:
     return EntitySpan(0, len(text), entity_type, "QUASI", text, text, kind=kind)
 
 
-def test_the_document_country_is_the_one_its_places_and_nationalities_name_most():
-    spans = [_span("LOC", "Turkey", "country"), _span("LOC", "İzmir", "city"), _span("DEM", "Turkish"),
-             _span("LOC", "Kraków", "city"), _span("ORG", "Polish Bar Council"), _span("PERSON", "Jordan")]
-    assert document_country(spans) == "TR"  # Turkey, İzmir, Turkish against Kraków; an ORG or a person votes not
-    assert document_country([_span("LOC", "Turkey"), _span("LOC", "Poland")]) is None  # a tie names none
-    assert document_country([_span("ORG", "Siemens")]) is None
-
-
 def test_places_and_organisations_get_their_country_countries_none():
     spans = [_span("LOC", "the Republic of Turkey", "country"), _span("LOC", "Malatya", "city"),
              _span("LOC", "Kraków", "city"), _span("ORG", "İnönü University", "school"),
              _span("LOC", "District of Famagusta", "region"), _span("DEM", "Turkish", "nationality"),
              _span("DATETIME", "May 2001", "date")]
-    assign_countries(spans)
+    assign_countries(spans, "TR")
     assert [s.country for s in spans] == [None, "TR", "PL", "TR", "TR", None, None]

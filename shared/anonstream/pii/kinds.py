@@ -26,7 +26,8 @@ there. The kind is decided here, from what the detector already knows, and recor
 | PERSON, CODE | ``person``, ``code``                                                                          |
 
 Places and organisations also get a country (``EntitySpan.country``, ``assign_countries``): a city's own
-(GeoNames), otherwise the country the document is about. A party, a university or a district is then only
+(GeoNames), otherwise the country the document is about (the one its state actors, places and nationalities
+signal most, ``DocumentEntities.dominant_country``). A party, a university or a district is then only
 exchanged with one of the same country: "İnönü University in Malatya" must not become "the University of
 Århus in Malatya", a sentence no reader of a Turkish case could believe.
 """
@@ -34,11 +35,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
-from typing import Iterable
 
 from ..records import EntitySpan
-from .gazetteer import city_country, city_population, country_code, country_data
+from .gazetteer import city_country, city_population, country_data
 
 # Head noun of an organisation's name -> its kind. One word each; plural forms included.
 ORG_HEAD_KINDS: dict[str, str] = {
@@ -239,31 +238,12 @@ def quantity_kind(surface: str, before: str = "", after: str = "") -> str:
 COUNTRYLESS_KINDS = frozenset({"country", "continent"})
 
 
-def document_country(spans: Iterable[EntitySpan]) -> str | None:
-    """The country a document is about: the one its mentions of places (a country named, a city's country)
-    and of nationalities point to most often; None when none points to a country or two countries tie."""
-    votes: Counter[str] = Counter()
-    for span in spans:
-        if span.type == "LOC":
-            code = country_code(span.text) or city_country(span.text.split(",")[0])
-        elif span.type == "DEM":
-            code = country_code(span.text)
-        else:
-            continue
-        if code:
-            votes[code] += 1
-    ranked = votes.most_common(2)
-    if not ranked or len(ranked) == 2 and ranked[0][1] == ranked[1][1]:
-        return None
-    return ranked[0][0]
-
-
-def assign_countries(spans: list[EntitySpan]) -> None:
+def assign_countries(spans: list[EntitySpan], document_country: str | None) -> None:
     """Record on every place and organisation of one document the country it belongs to: a city's own
-    (GeoNames), otherwise ``document_country``; countries and continents get none (they are no part of one)."""
-    country = document_country(spans)
+    (GeoNames), otherwise ``document_country`` (ISO alpha-2: the country the document is about,
+    ``DocumentEntities.dominant_country``); countries and continents get none (they are no part of one)."""
     for span in spans:
         if span.type not in ("LOC", "ORG") or span.kind in COUNTRYLESS_KINDS:
             continue
         own = city_country(span.text.split(",")[0]) if span.kind == "city" else None
-        span.country = own or country
+        span.country = own or document_country

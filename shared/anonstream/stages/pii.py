@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from .. import topics
 from ..pii.engine import DocumentEntities, PiiEngine, PseudonymStore
+from ..pii.gazetteer import alpha2
 from ..pii.kinds import assign_countries
 from ..records import Chunk
 from ..stores.base import DocumentStateStore
@@ -60,7 +61,7 @@ class PiiStage(ChunkStage):
         registry = DocumentEntities(chunks[0].doc_id)
         results = self.engine.process_many([c.text for c in chunks], [registry] * len(chunks),
                                            self.pseudonyms, self.namespace)
-        assign_countries([span for _, spans in results for span in spans])
+        assign_countries([span for _, spans in results for span in spans], alpha2(registry.dominant_country()))
         emits = []
         for chunk, (text, spans) in zip(chunks, results):
             chunk.text = text
