@@ -49,6 +49,11 @@ from anonstream.pii.merge import split_at_line_breaks
     ("DEM", "NORP", "Danish", "", "nationality"),
     ("DEM", "NORP", "Muslim", "", "religion"),
     ("DEM", "OCCUPATION", "teacher", "", "occupation"),
+    ("DEM", "OCCUPATION", "Mayor of the Dominowo Commune", "the ", "position"),
+    ("DEM", "OCCUPATION", "district leader", "as the ", "position"),
+    ("DEM", "OCCUPATION", "primary school teacher", "post of ", "occupation"),
+    ("DEM", "NORP", "Kurdish", "had spoken in ", "language"),
+    ("DEM", "NORP", "Kurdish", "to solve the ", "nationality"),
     ("QUANTITY", "MONEY", "EUR 5,000", "", "money"),
     ("QUANTITY", None, "42", "he was aged ", "age"),
     ("QUANTITY", None, "35%", "", "percent"),
@@ -89,3 +94,13 @@ def test_places_and_organisations_get_their_country_countries_none():
              _span("DATETIME", "May 2001", "date")]
     assign_countries(spans, "TR")
     assert [s.country for s in spans] == [None, "TR", "PL", "TR", "TR", None, None]
+
+
+@pytest.mark.parametrize("before, after, kind", [
+    ("had spoken in ", ". In this", "language"),
+    ("those who spoke ", " and Turkish", "language"),
+    ("banners in ", " villages", "nationality"),  # an adjective: "in Turkish villages"
+    ("leave to use the ", " language", "nationality"),
+])
+def test_a_nationality_word_is_a_language_only_as_a_noun_after_speaking(before, after, kind):
+    assert kind_of("DEM", "NORP", "Turkish", before, after) == kind

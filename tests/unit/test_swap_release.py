@@ -183,6 +183,11 @@ def test_range_generalizer(value, kind, expected):
     ("founder", "occupation", "originator"),  # the person sense, not the horse disease WordNet lists first
     ("Muslim", "religion", "religious"),
     ("Kurdish", "nationality", "ethnic"),  # no country of its own: the fallback
+    ("Mayor of the Dominowo Commune", "position", "mayor"),  # the office, not the commune
+    ("Prime Minister", "position", "minister"),
+    ("vice-president", "position", "official"),  # already bare: one step up
+    ("German", "language", "a European language"),
+    ("Kurdish", "language", "a minority language"),  # no country of its own ("had spoken in ethnic" before)
 ])
 def test_demographic_generalizer(value, kind, expected):
     assert build_generalizer({"name": "demographic"}).generalize(value, "Demographic", kind) == expected

@@ -413,9 +413,12 @@ class GazetteerRecognizer(Recognizer):
 
     def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
         out = []
+        adjectives = {t.idx: t.idx + len(t.text) for t in doc if t.pos_ == "ADJ"} if doc is not None else {}
         for s, e, entry, surface in self.matcher.finditer(text):
             score = self.score
             if entry.subtype == "OCCUPATION":
+                if adjectives.get(s) == e:  # "the principal public prosecutor": no occupation, an adjective
+                    continue
                 score = 0.7
                 s = self._extend_left(text, s, doc)
             out.append(Detection(s, e, entry.type, score, self.name, entry.source, subtype=entry.subtype))

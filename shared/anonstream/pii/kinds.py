@@ -16,8 +16,9 @@ there. The kind is decided here, from what the detector already knows, and recor
 |          | a region word ("province", "region") → ``region``; a name ending in "Village"/"Town" →            |
 |          | ``village``; a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
 |          | OntoNotes LOC (rivers, mountains, areas) → ``region``; otherwise ``place``                        |
-| DEM      | OCCUPATION → ``occupation``; LANGUAGE → ``language``; a religion → ``religion``; a country's       |
-|          | demonym → ``nationality``; otherwise ``group``                                                    |
+| DEM      | OCCUPATION → ``position`` when it names an office (``POSITION_HEADS``: mayor, minister, leader …),|
+|          | else ``occupation``; LANGUAGE, or a nationality word used as a noun after "in"/"spoke" … →       |
+|          | ``language``; a religion → ``religion``; a country's demonym → ``nationality``; else ``group``   |
 | QUANTITY | a currency → ``money``; "%"/"per cent" → ``percent``; an age ("aged 42", "42 years old") → ``age``; |
 |          | a unit of time → ``duration``; otherwise ``count``                                                 |
 | DATETIME | ``date``                                                                                          |
@@ -112,7 +113,7 @@ def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "
     if entity_type == "LOC":
         return "region" if _DIVISION_BEFORE.search(before) else place_kind(surface, sub)
     if entity_type == "DEM":
-        return demographic_kind(surface, sub)
+        return demographic_kind(surface, sub, before, after)
     if entity_type == "QUANTITY":
         return quantity_kind(surface, before, after)
     if entity_type == "DATETIME":
@@ -208,12 +209,32 @@ def _demonyms() -> frozenset[str]:
     return frozenset(names)
 
 
-def demographic_kind(surface: str, subtype: str = "") -> str:
+# Offices a person holds in an organisation or a state (a position, not a trade): "the Mayor of the Dominowo
+# Commune" is no partner for "a gardener", and it generalizes to the bare office ("the mayor").
+POSITION_HEADS = frozenset("""mayor minister president vice-president governor chairman chairwoman chairperson chair
+director head chief leader secretary ambassador commissioner deputy speaker chancellor senator consul prefect
+representative editor-in-chief rector dean commander""".split())
+# A nationality word used as a noun after these is the language spoken ("had spoken in Kurdish").
+_LANGUAGE_BEFORE = re.compile(r"\b(?:in|speak|speaks|spoke|spoken|speaking|use of|into|from)\s+$", re.I)
+# "Turkish prisons", "the German language": a lower-case word (not a function word) after it makes it an adjective
+_WORD_AFTER = re.compile(r"^[ \t]+(?!(?:and|or|but|nor|as|in|at|to|with|for|by|on|is|was|were|are|which|that|who)\b)[a-z]")
+
+
+def position_head(surface: str) -> str | None:
+    """The office a position names ("Mayor of the Dominowo Commune" → "mayor", "Prime Minister" → "minister",
+    "district leader" → "leader"), or None when the value names no office."""
+    words = _WORD.findall(re.split(r"\s+(?:of|for|to)\s+", _LEADING_THE.sub("", surface.strip()), maxsplit=1)[0])
+    head = words[-1].casefold() if words else ""
+    return head if head in POSITION_HEADS or head.replace("‑", "-") in POSITION_HEADS else None
+
+
+def demographic_kind(surface: str, subtype: str = "", before: str = "", after: str = "") -> str:
     if subtype == "OCCUPATION":
-        return "occupation"
-    if subtype == "LANGUAGE":
-        return "language"
+        return "position" if position_head(surface) else "occupation"
     words = [w.casefold() for w in _WORD.findall(surface)]
+    adjective = bool(_WORD_AFTER.match(after))  # "the German language", "Turkish prisons"
+    if not adjective and (subtype == "LANGUAGE" or len(words) == 1 and _LANGUAGE_BEFORE.search(before)):
+        return "language"
     if any(w in RELIGIONS for w in words):
         return "religion"
     demonyms = _demonyms()

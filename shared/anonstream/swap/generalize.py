@@ -424,8 +424,11 @@ def _demonym_continents() -> dict[str, str]:
 
 class DemographicGeneralizer(Generalizer):
     """Demographic values one step up: a nationality to its continent ("Danish" → "European"), an occupation
-    to its WordNet hypernym ("teacher" → "educator", "founder" → "originator"), a religion to "religious";
-    anything else (an ethnic group, a nationality of no known country) to ``fallback`` (default "ethnic")."""
+    to its WordNet hypernym ("teacher" → "educator", "founder" → "originator"), a position to the bare office it
+    names ("the Mayor of the Dominowo Commune" → "mayor", "district leader" → "leader"; an office already bare →
+    "official"), a language to the languages of its continent ("German" → "a European language"; of no
+    country: "a minority language"), a religion to "religious"; anything else (an ethnic group, a nationality of
+    no known country) to ``fallback`` (default "ethnic")."""
 
     name = "demographic"
 
@@ -433,9 +436,13 @@ class DemographicGeneralizer(Generalizer):
         self.fallback = fallback
 
     def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+        from ..pii.kinds import position_head
         from ..pii.wordnet import LEXFILE_PERSON, hypernym
 
         key = " ".join(value.split()).casefold()
+        if kind == "position":
+            office = position_head(value)
+            return office if office and office != key else "official"
         if kind == "occupation":
             words = key.split()
             up = hypernym(key, LEXFILE_PERSON) or (hypernym(words[-1], LEXFILE_PERSON) if words else None)
@@ -443,6 +450,8 @@ class DemographicGeneralizer(Generalizer):
         if kind == "religion":
             return "religious"
         adjective = _demonym_continents().get(key) or _demonym_continents().get(key.rstrip("s"))
+        if kind == "language":
+            return f"a {adjective} language" if adjective else "a minority language"
         return adjective or self.fallback
 
 

@@ -27,8 +27,9 @@ typed ORG); ``swap``: such values swap among themselves, as every value does in 
 ``generalized_kinds`` — kinds that are generalized even though partners of their kind exist. The default
 release lists the institutions a place names, court, prosecutor, prison and police: what identifies "the Białystok
 District Court" is the place alone, and "the district court" drops exactly that and stays true, where a swap
-("the Pruszków District Court") asserts another court that had nothing to do with the case. Empty (the
-paper's behaviour) when the release does not say.
+("the Pruszków District Court") asserts another court that had nothing to do with the case; and it lists the
+offices people hold (``position``): "the Mayor of the Dominowo Commune" becomes "the mayor", where a swap had
+made him "the lawyer of the organisation". Empty (the paper's behaviour) when the release does not say.
 
 Category mapping (detector output → release category). The OntoNotes label (``EntitySpan.subtype``,
 kept by the pii stage's spaCy recognizer, see ``pii/ner.py``) decides when it is known; otherwise the
@@ -130,7 +131,7 @@ DEFAULT_RELEASE: dict[str, Any] = {
     "scope": "masked",
     "protect": "all",
     "unknown_kinds": "generalize",
-    "generalized_kinds": ["court", "prosecutor", "prison", "police"],
+    "generalized_kinds": ["court", "prosecutor", "prison", "police", "position"],
     "categories": {
         "Organization": {"status": "S", "generalizer": {"name": "kind"}},
         "Person": {"status": "U"},
