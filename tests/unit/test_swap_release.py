@@ -184,6 +184,7 @@ def test_range_generalizer(value, kind, expected):
     ("Muslim", "religion", "religious"),
     ("Kurdish", "nationality", "ethnic"),  # no country of its own: the fallback
     ("Mayor of the Dominowo Commune", "position", "mayor"),  # the office, not the commune
+    ("advocate", "occupation", "professional"),  # WordNet's hypernym is "person", the root: "was a person" said nothing
     ("Prime Minister", "position", "minister"),
     ("vice-president", "position", "official"),  # already bare: one step up
     ("German", "language", "a European language"),

@@ -446,7 +446,7 @@ class DemographicGeneralizer(Generalizer):
         if kind == "occupation":
             words = key.split()
             up = hypernym(key, LEXFILE_PERSON) or (hypernym(words[-1], LEXFILE_PERSON) if words else None)
-            return up or "professional"
+            return up if up and up != "person" else "professional"  # "person" (WordNet's root) says nothing
         if kind == "religion":
             return "religious"
         adjective = _demonym_continents().get(key) or _demonym_continents().get(key.rstrip("s"))
