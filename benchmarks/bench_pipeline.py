@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -41,7 +42,9 @@ class Instruments:
 
     def __init__(self) -> None:
         self.clocks: dict[str, StageClock] = defaultdict(StageClock)
-        self.current: str | None = None  # stage whose call is running (validation is charged to it)
+        # per thread, the stage whose call is running (validation is charged to it); anonstream run embeds on a
+        # worker thread while the other stages run on the main one
+        self._running = threading.local()
         self.build_wall = 0.0
         self.build_cpu = 0.0  # process CPU time (all threads) of building the stages
         self.rss_after_load = 0.0
@@ -74,12 +77,12 @@ class Instruments:
         def clocked(fn, kind: str):
             def wrapper(driver, *args):
                 name = driver.stage.name
-                self.current = name
+                self._running.stage = name
                 try:
                     with common.timed() as t:
                         result = fn(driver, *args)
                 finally:
-                    self.current = None
+                    self._running.stage = None
                 clock = clocks[name]
                 clock.wall += t.wall
                 clock.cpu += t.cpu
@@ -99,8 +102,9 @@ class Instruments:
             try:
                 return validate(schema_name, record)
             finally:
-                if self.current is not None:
-                    clocks[self.current].validate_wall += time.perf_counter() - start
+                current = getattr(self._running, "stage", None)
+                if current is not None:
+                    clocks[current].validate_wall += time.perf_counter() - start
 
         self._patch(wiring, "build_stage", timed_build_stage)
         self._patch(embedded, "build_stages", timed_build_stages)

@@ -1,14 +1,16 @@
-"""Where the time of ``anonstream run`` goes, per stage, with the embedding backend before (torch) and after
-(ONNX Runtime int8) the ONNX change (issue 13, item 7).
+"""Where the time of ``anonstream run`` goes, per stage, in variants of the run side by side (issue 13, item 7):
+``torch`` / ``onnx-serial`` (one stage at a time, torch or ONNX Runtime int8 embedding) and ``onnx`` (the default:
+ONNX Runtime, embed on a worker thread overlapping the other stages, ``ANONSTREAM_RUN_OVERLAP``).
 
 Each run is ``anonstream.runtime.embedded.run`` on the same documents in a fresh child process (its own
-model loads, caches and RSS) with ``ANONSTREAM_EMBED_BACKEND`` set; the stage timers are those of
-``bench_pipeline.Instruments`` (time inside each stage's ``StageDriver.handle`` + ``tick`` + ``drain``).
-The backends take turns run by run (torch, onnx, onnx, torch, ...), so they share the machine's load;
-ratios are taken within a pair of neighbouring runs and the median over pairs is reported.
+model loads, caches and RSS) with the variant's environment; the stage timers are those of
+``bench_pipeline.Instruments`` (time inside each stage's ``StageDriver.handle`` + ``tick`` + ``drain``; with
+the overlap, embed's time runs beside the other stages', so the shares add up to more than the run).
+The variants take turns run by run (a, b, b, a, ...), so they share the machine's load;
+ratios to the first variant are taken within a pair of neighbouring runs and the median over pairs is reported.
 
 With ``--presidio``, Presidio analyze+anonymize (``bench_kafka.PresidioAnonymize``: same spaCy model, per
-document) runs in this process on the same documents once per pair, between the backends' runs, and the run's
+document) runs in this process on the same documents once per pair, between the variants' runs, and the run's
 words/s and words per CPU-second are set against Presidio's within the pair (issue 13's run/Presidio target).
 Words per CPU-second is the fair figure on a shared machine: Presidio runs on one thread, ``anonstream run``
 on several (ONNX Runtime, numpy), and a loaded machine takes more wall time from the one that waits on
@@ -26,7 +28,11 @@ import common
 from bench_pipeline import instrumented_run
 from anonstream.runtime import wiring
 
-BACKENDS = ("torch", "onnx")
+VARIANTS = {
+    "torch": {"ANONSTREAM_EMBED_BACKEND": "torch", "ANONSTREAM_RUN_OVERLAP": "0"},
+    "onnx-serial": {"ANONSTREAM_EMBED_BACKEND": "onnx", "ANONSTREAM_RUN_OVERLAP": "0"},
+    "onnx": {"ANONSTREAM_EMBED_BACKEND": "onnx", "ANONSTREAM_RUN_OVERLAP": "1"},
+}
 SOURCES = ("train", "dev")
 
 
@@ -39,23 +45,23 @@ def documents(source: str, limit: int | None) -> list[dict]:
     return common.read_documents(limit=limit)
 
 
-def child(backend: str, source: str, limit: int | None) -> dict:
+def child(variant: str, source: str, limit: int | None) -> dict:
     """One run in this process (``--child``): stage clocks, run seconds and CPU seconds (all threads, model
     loading excluded), words, as a dict."""
-    os.environ["ANONSTREAM_EMBED_BACKEND"] = backend
+    os.environ.update(VARIANTS[variant])
     docs = documents(source, limit)
     cpu = time.process_time()
     report, instruments = instrumented_run(docs)
     cpu = time.process_time() - cpu - instruments.build_cpu
     stages = {name: {"wall": c.wall, "cpu": c.cpu, "records_in": c.records_in, "load": c.load_wall}
               for name, c in instruments.clocks.items()}
-    return {"backend": backend, "seconds": report.seconds, "cpu": cpu, "documents": report.documents_in,
+    return {"variant": variant, "seconds": report.seconds, "cpu": cpu, "documents": report.documents_in,
             "documents_out": report.documents_out, "words": sum(len(d["text"].split()) for d in docs),
             "load": instruments.build_wall, "rss": common.peak_rss_mib(), "stages": stages}
 
 
-def run_child(backend: str, source: str, limit: int | None) -> dict:
-    argv = [sys.executable, __file__, "--child", backend, "--source", source, "--documents", str(limit)]
+def run_child(variant: str, source: str, limit: int | None) -> dict:
+    argv = [sys.executable, __file__, "--child", variant, "--source", source, "--documents", str(limit)]
     out = subprocess.run(argv, check=True, capture_output=True, text=True, cwd=common.REPO).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -70,18 +76,24 @@ def presidio_run(presidio, docs: list[dict]) -> dict:
 def main() -> int:
     parser = common.arg_parser(__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, help="first N documents of the sample (default 40, quick 8)")
-    parser.add_argument("--pairs", type=int, help="runs per backend, taking turns (default 3, quick 1)")
+    parser.add_argument("--pairs", type=int, help="runs per variant, taking turns (default 3, quick 1)")
     parser.add_argument("--source", choices=SOURCES, default="train",
                         help="train: data/sample/tab-train-100.jsonl (default); dev: the unseen TAB dev texts")
     parser.add_argument("--presidio", action="store_true",
                         help="Presidio analyze+anonymize on the same documents once per pair, ratios within the pair")
-    parser.add_argument("--child", choices=BACKENDS, help=argparse_suppress())
+    parser.add_argument("--variants", default="onnx-serial,onnx",
+                        help=f"comma-separated, the first is the baseline of the ratios (of {', '.join(VARIANTS)})")
+    parser.add_argument("--child", choices=VARIANTS, help=argparse_suppress())
     args = parser.parse_args()
     limit = args.documents or (8 if args.quick else 40)
     if args.child:
         print(json.dumps(child(args.child, args.source, limit)))
         return 0
     pairs = args.pairs or (1 if args.quick else 3)
+    variants = tuple(args.variants.split(","))
+    if len(variants) < 2 or not set(variants) <= set(VARIANTS):
+        parser.error(f"--variants: two or more of {', '.join(VARIANTS)}")
+    base = variants[0]
     docs = documents(args.source, limit)
     presidio = None
     if args.presidio:
@@ -89,7 +101,7 @@ def main() -> int:
 
         presidio = PresidioAnonymize()
         presidio.run(docs[:2])  # first-call costs out of the timing
-    systems = BACKENDS + (("presidio",) if presidio else ())
+    systems = variants + (("presidio",) if presidio else ())
     runs: dict[str, list[dict]] = {b: [] for b in systems}
     for i in range(pairs):
         for system in (systems if i % 2 == 0 else systems[::-1]):
@@ -97,72 +109,74 @@ def main() -> int:
             runs[system].append(presidio_run(presidio, docs) if system == "presidio"
                                 else run_child(system, args.source, limit))
             common.log(f"  {runs[system][-1]['seconds']:.1f} s")
-    results = common.Results("profile", "Where the time of `anonstream run` goes: per stage, torch vs ONNX "
-                             "embedding (issue 13, item 7)", args.quick)
-    first = runs["torch"][0]
-    speedup = [t["seconds"] / o["seconds"] for t, o in zip(runs["torch"], runs["onnx"])]
+    results = common.Results("profile", "Where the time of `anonstream run` goes: per stage, "
+                             f"{' vs '.join(variants)} (issue 13, item 7)", args.quick)
+    first = runs[base][0]
     corpus = ("the unseen TAB dev texts (`bench_kafka.dev_documents`)" if args.source == "dev"
               else "`data/sample/tab-train-100.jsonl`")
     results.add(
         f"`anonstream.runtime.embedded.run` (what `anonstream run` calls) on the first {first['documents']} "
-        f"documents of {corpus} ({first['words']} words), default settings except "
-        f"`ANONSTREAM_EMBED_BACKEND`; {pairs} runs per backend in fresh child processes, taking turns. "
-        f"Run time excludes model loading. Whole run, onnx ÷ torch throughput (pairs of neighbouring runs): "
-        f"**{common.spread(speedup)}×**."
+        f"documents of {corpus} ({first['words']} words), default settings except the variant's environment "
+        f"({'; '.join(f'`{v}`: ' + ' '.join(f'{k}={x}' for k, x in VARIANTS[v].items()) for v in variants)}); "
+        f"{pairs} runs per variant in fresh child processes, taking turns. Run time excludes model loading. "
+        "Whole run throughput ÷ the first variant's (pairs of neighbouring runs): " + ", ".join(
+            f"`{v}` **{common.spread([b['seconds'] / o['seconds'] for b, o in zip(runs[base], runs[v])])}×**"
+            for v in variants[1:]) + "."
     )
     summary = []
-    for backend in BACKENDS:
-        rs = runs[backend]
-        summary.append([f"`{backend}`", common.spread([r["seconds"] for r in rs], "{:.1f}"),
+    for variant in variants:
+        rs = runs[variant]
+        summary.append([f"`{variant}`", common.spread([r["seconds"] for r in rs], "{:.1f}"),
                         common.spread([r["documents"] / r["seconds"] for r in rs], "{:.3f}"),
                         common.spread([r["words"] / r["seconds"] for r in rs], "{:.0f}"),
                         common.spread([r["load"] for r in rs], "{:.1f}"),
                         f"{common.median([r['rss'] for r in rs]):.0f}",
                         f"{rs[0]['documents_out']}/{rs[0]['documents']}"])
-    results.add(common.table(["embedding backend", "run s", "documents/s", "words/s", "load s", "peak RSS MiB",
+    results.add(common.table(["variant", "run s", "documents/s", "words/s", "load s", "peak RSS MiB",
                               "documents out/in"], summary))
     if presidio:
         results.section("Side by side: `anonstream run` and Presidio analyze+anonymize", presidio_section(
-            runs, first["words"], presidio.model))
+            runs, variants, first["words"], presidio.model))
     rows = []
     for name in wiring.STAGE_NAMES:
         row = [name]
-        for backend in BACKENDS:
-            rs = [r for r in runs[backend] if name in r["stages"]]
+        for variant in variants:
+            rs = [r for r in runs[variant] if name in r["stages"]]
             if not rs:
                 row += ["–", "–"]
                 continue
             wall = common.median([r["stages"][name]["wall"] for r in rs])
             share = common.median([r["stages"][name]["wall"] / r["seconds"] for r in rs])
             row += [f"{wall:.2f}", f"{100 * share:.1f} %"]
-        ratio = [t["stages"][name]["wall"] / o["stages"][name]["wall"]
-                 for t, o in zip(runs["torch"], runs["onnx"])
-                 if name in t["stages"] and name in o["stages"] and o["stages"][name]["wall"] > 0]
-        row.append(common.spread(ratio) if ratio else "–")
+        for variant in variants[1:]:
+            ratio = [b["stages"][name]["wall"] / o["stages"][name]["wall"]
+                     for b, o in zip(runs[base], runs[variant])
+                     if name in b["stages"] and name in o["stages"] and o["stages"][name]["wall"] > 0]
+            row.append(common.spread(ratio) if ratio else "–")
         rows.append(row)
-    for backend_runs, label in ((runs["torch"], "torch"), (runs["onnx"], "onnx")):
-        other = [r["seconds"] - sum(s["wall"] for s in r["stages"].values()) for r in backend_runs]
-        common.log(f"{label}: between stages {common.median(other):.2f} s")
-    between = [common.median([r["seconds"] - sum(s["wall"] for s in r["stages"].values()) for r in runs[b]])
-               for b in BACKENDS]
-    rows.append(["*between stages*", f"{between[0]:.2f}", "", f"{between[1]:.2f}", "", ""])
+    between = [common.median([r["seconds"] - sum(s["wall"] for s in r["stages"].values()) for r in runs[v]])
+               for v in variants]
+    rows.append(["*run − sum of stages*"] + [x for b in between for x in (f"{b:.2f}", "")] + [""] * (len(variants) - 1))
     results.section("Per stage", "\n\n".join([
         "Wall seconds inside each stage's `StageDriver.handle` + `tick` + `drain` (median over runs), its share "
-        "of the run, and torch ÷ onnx stage time per pair (> 1: the stage got faster). The audit re-embeds a "
-        "sample of the changed chunks (`ANONSTREAM_AUDIT_UTILITY`), so it uses the backend too.",
-        common.table(["stage", "torch s", "torch share", "onnx s", "onnx share", "torch ÷ onnx"], rows),
+        f"of the run, and `{base}` ÷ variant stage time per pair (> 1: the stage got faster). The audit re-embeds a "
+        "sample of the changed chunks (`ANONSTREAM_AUDIT_UTILITY`), so it uses the backend too. With the overlap "
+        "(`onnx`) embed runs on a worker thread beside the other stages: the stages' seconds add up to more than "
+        "the run (run − sum of stages < 0), and a stage's wall time includes sharing the cores with embed.",
+        common.table(["stage"] + [x for v in variants for x in (f"{v} s", f"{v} share")]
+                     + [f"{base} ÷ {v}" for v in variants[1:]], rows),
     ]))
     results.write()
     return 0
 
 
-def presidio_section(runs: dict[str, list[dict]], words: int, model: str) -> str:
-    """words/s (wall) and words per CPU-second (all threads) of each system, and each backend's run ÷ Presidio
+def presidio_section(runs: dict[str, list[dict]], variants: tuple[str, ...], words: int, model: str) -> str:
+    """words/s (wall) and words per CPU-second (all threads) of each system, and each variant's run ÷ Presidio
     within a pair (> 1: faster than Presidio)."""
     rows = []
-    for system in (*BACKENDS, "presidio"):
+    for system in (*variants, "presidio"):
         rs = runs[system]
-        label = f"`anonstream run`, `{system}` embedding" if system != "presidio" else "Presidio analyze+anonymize"
+        label = f"`anonstream run`, `{system}`" if system != "presidio" else "Presidio analyze+anonymize"
         row = [label, common.spread([words / r["seconds"] for r in rs], "{:.0f}"),
                common.spread([words / r["cpu"] for r in rs], "{:.0f}")]
         if system == "presidio":
@@ -173,7 +187,7 @@ def presidio_section(runs: dict[str, list[dict]], words: int, model: str) -> str
         rows.append(row)
     return "\n\n".join([
         f"Same documents, same spaCy model (`{model}`), Presidio in this process once per pair between the "
-        "backends' runs (default recognizers, per document, default operator). Words/s is wall time (load "
+        "variants' runs (default recognizers, per document, default operator). Words/s is wall time (load "
         "excluded); words per CPU-second counts every thread's CPU time, the fair figure on a shared machine "
         "(Presidio runs on one thread, `anonstream run` on several). Issue 13's target: run ÷ Presidio ≥ 1.0 "
         "while doing embedding, clustering, swapping and audit too.",

@@ -15,8 +15,10 @@
 | ANONSTREAM_EMBED_BACKEND | onnx | onnx (ONNX Runtime, int8), onnx-fp32 or torch (embedding.py; an ONNX backend that cannot run falls back to torch) |
 | ANONSTREAM_ONNX_CACHE | $XDG_CACHE_HOME/anonstream/onnx | where the ONNX export of the embedding model is written on first use (embedding_onnx.py) |
 | ANONSTREAM_EMBED_BATCH | 16 | model batch size (texts per forward pass) |
+| ANONSTREAM_EMBED_THREADS | 0 | ONNX Runtime intra-op threads of the embed stage (0: one per physical core) |
 | ANONSTREAM_EMBED_WINDOW | 128 | records per embed call; the encoder sorts a window by length before cutting model batches, which saves padding |
 | ANONSTREAM_EMBED_MAX_WAIT_MS | 200 | longest wait to fill an embedding window |
+| ANONSTREAM_RUN_OVERLAP | 1 | `anonstream run` embeds each batch on a worker thread while the other stages work on the batches beside it (runtime/embedded.py); 0: one stage at a time |
 | ANONSTREAM_MIXTURE_FAMILY | pkb | pkb or scauchy |
 | ANONSTREAM_MIXTURE_K | 8 | components of the mixture |
 | ANONSTREAM_MIXTURE_MIN_WEIGHT | 0.001 | lower bound ε on mixture weights |
@@ -90,8 +92,10 @@ class Settings:
     embed_model: str = field(default_factory=lambda: _env("EMBED_MODEL", "all-MiniLM-L6-v2"))
     embed_backend: str = field(default_factory=lambda: _env("EMBED_BACKEND", "onnx"))
     embed_batch: int = field(default_factory=lambda: int(_env("EMBED_BATCH", "16")))
+    embed_threads: int = field(default_factory=lambda: int(_env("EMBED_THREADS", "0")))
     embed_window: int = field(default_factory=lambda: int(_env("EMBED_WINDOW", "128")))
     embed_max_wait_ms: int = field(default_factory=lambda: int(_env("EMBED_MAX_WAIT_MS", "200")))
+    run_overlap: bool = field(default_factory=lambda: _env("RUN_OVERLAP", "1") != "0")
     mixture_family: str = field(default_factory=lambda: _env("MIXTURE_FAMILY", "pkb"))
     mixture_k: int = field(default_factory=lambda: int(_env("MIXTURE_K", "8")))
     mixture_min_weight: float = field(default_factory=lambda: float(_env("MIXTURE_MIN_WEIGHT", "0.001")))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -21,6 +22,7 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BACKENDS = ("onnx", "onnx-fp32", "torch")
 
 log = logging.getLogger(__name__)
+_torch_lock = threading.Lock()  # the cached SentenceTransformer's tokenizer is not safe across threads
 
 
 def resolve_model_path(name: str) -> str:
@@ -51,7 +53,9 @@ def load_onnx_encoder(name: str, precision: str, threads: int = 0):
 
 
 class Embedder:
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64, backend: str | None = None):
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64, backend: str | None = None,
+                 threads: int = 0):
+        """``threads``: ONNX Runtime's intra-op threads (0: one per physical core; torch keeps its own)."""
         if backend is None:
             from .config import Settings
 
@@ -64,13 +68,13 @@ class Embedder:
         self.encoder = None
         if backend != "torch":
             try:
-                self.encoder = load_onnx_encoder(model, "fp32" if backend == "onnx-fp32" else "int8")
+                self.encoder = load_onnx_encoder(model, "fp32" if backend == "onnx-fp32" else "int8", threads)
             except Exception as exc:  # noqa: BLE001 - any failure of the optional backend means torch
                 log.warning("embedding backend %s unavailable for %s (%s: %s); using torch", backend, model,
                             type(exc).__name__, exc)
                 self.backend = "torch"
         if self.encoder is None:
-            self.encoder = load_encoder(model)
+            self.encoder = load_encoder(model)  # cached and shared: one encode at a time (_torch_lock)
             self.dim = int(self.encoder.get_embedding_dimension())
         else:
             self.dim = self.encoder.dim
@@ -81,8 +85,9 @@ class Embedder:
             return np.empty((0, self.dim), dtype=np.float32)
         if self.backend != "torch":
             return self.encoder.encode(texts, self.batch_size)
-        vectors = self.encoder.encode(
-            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        with _torch_lock:
+            vectors = self.encoder.encode(
+                texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return np.asarray(vectors, dtype=np.float32)

@@ -29,6 +29,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
@@ -196,10 +197,14 @@ class OnnxEncoder:
         settings = json.loads((Path(model_path) / "sentence_bert_config.json").read_text())
         self.max_seq_length = int(settings["max_seq_length"])
         self.dim = int(self.session.get_outputs()[0].shape[-1])
+        # one encoder serves every stage of a process (embed on anonstream run's worker thread, audit on the
+        # main one); the session runs concurrently, the fast tokenizer's settings are set per call: one at a time
+        self._tokenizing = threading.Lock()
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        tokens = self.tokenizer(texts, truncation="longest_first", max_length=self.max_seq_length)
+        with self._tokenizing:
+            tokens = self.tokenizer(texts, truncation="longest_first", max_length=self.max_seq_length)
         ids = tokens["input_ids"]
         types = tokens.get("token_type_ids")
         pad_id, left = self.tokenizer.pad_token_id or 0, self.tokenizer.padding_side == "left"

@@ -3,13 +3,22 @@
 Records move between stages as the same bytes the services exchange on Kafka and pass through the
 same ``StageDriver`` (decode, validate, process, validate outputs, dead-letter), so the embedded
 run and the service set share one code path; only the transport and the stores differ
-(in-process stores here, Redis in the services).
+(in-process stores here, Redis in the services). A record one stage emitted was validated against its
+topic's schema on the way out; the stages that consume it here skip the same schema walk on the way in
+(``InputMessage.validated``), input documents are validated as in the services.
+
+``background``: one stage (``anonstream run``: embed) handles its batches on a worker thread, one batch in
+flight, so that it overlaps the stages before it on the next batch and the stages after it on the previous
+one, as the services overlap in their processes. Its outputs flow on when its next batch arrives, or at
+``flush``/``finish``; every stage still sees its input batches in the same order. ONNX Runtime and numpy
+release the GIL while they compute, so the overlap uses the second core.
 """
 from __future__ import annotations
 
 import logging
 import time
 from collections import defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
@@ -50,7 +59,8 @@ class RunReport:
 class EmbeddedPipeline:
     """Routes each stage's outputs to the stages that consume that topic, batch by batch."""
 
-    def __init__(self, stages: list[Stage], prefix: str):
+    def __init__(self, stages: list[Stage], prefix: str, background: str | None = None):
+        """``background``: the name of the stage whose batches run on a worker thread (see the module)."""
         self.prefix = prefix
         self.drivers = [StageDriver(stage, prefix) for stage in stages]
         self.consumers: dict[str, list[StageDriver]] = defaultdict(list)
@@ -58,12 +68,36 @@ class EmbeddedPipeline:
             for name in driver.input_topic_names():
                 self.consumers[name].append(driver)
         self._offsets: dict[str, int] = defaultdict(int)
+        self._background = next((d for d in self.drivers if d.stage.name == background), None)
+        if background is not None and self._background is None:
+            raise ValueError(f"no stage {background!r} to run in the background")
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix=f"anonstream-{background}") if background else None
+        self._in_flight: Future | None = None
 
-    def _message(self, topic: Topic, key: str, value: bytes) -> InputMessage:
+    def close(self) -> None:
+        """Stop the background worker (after ``finish``, which flushes it)."""
+        if self._worker is not None:
+            self._worker.shutdown(wait=True)
+
+    def _collect(self) -> list[Emit]:
+        """Wait for the background stage's batch in flight; its outputs (none when nothing is in flight)."""
+        if self._in_flight is None:
+            return []
+        handled, self._in_flight = self._in_flight.result(), None
+        outputs = handled.emits + handled.dead_letters
+        self._background.stage.after_produced(outputs)
+        return outputs
+
+    def flush(self) -> list[Emit]:
+        """Finish the background stage's batch in flight and flow its outputs through the later stages."""
+        outputs = self._collect()
+        return outputs + self._flow(self._as_messages(outputs)) if outputs else []
+
+    def _message(self, topic: Topic, key: str, value: bytes, validated: bool = False) -> InputMessage:
         name = topics.name(topic, self.prefix)
         offset = self._offsets[name]
         self._offsets[name] += 1
-        return InputMessage(name, 0, offset, key.encode(), value)
+        return InputMessage(name, 0, offset, key.encode(), value, validated=validated)
 
     def run_batch(self, raw_documents: list[tuple[str, bytes]]) -> list[Emit]:
         """Push raw input records (key, bytes) through every stage; return every emit made."""
@@ -76,16 +110,18 @@ class EmbeddedPipeline:
     def run_records(self, emits: Iterable[Emit]) -> list[Emit]:
         """Push records another pipeline emitted (e.g. clustered chunks kept from an earlier run, replayed
         into a swap/sink/audit pipeline by the release planner) through the stages consuming their topics."""
-        return self._flow(self._as_messages(emits))
+        emitted = self._flow(self._as_messages(emits, ours=False))
+        return emitted + self.flush()
 
     def finish(self) -> list[Emit]:
         """End of input: drain held records stage by stage (in pipeline order), flowing them on."""
-        emitted: list[Emit] = []
+        emitted: list[Emit] = self.flush()
         for driver in self.drivers:
             drained = driver.drain()
             driver.stage.after_produced(drained)
             emitted.extend(drained)
             emitted.extend(self._flow(self._as_messages(drained)))
+            emitted.extend(self.flush())
         return emitted
 
     def tick(self, now: float) -> list[Emit]:
@@ -97,12 +133,15 @@ class EmbeddedPipeline:
             emitted.extend(self._flow(self._as_messages(ticked)))
         return emitted
 
-    def _as_messages(self, emits: Iterable[Emit]) -> dict[str, list[InputMessage]]:
+    def _as_messages(self, emits: Iterable[Emit], ours: bool = True) -> dict[str, list[InputMessage]]:
+        """``ours``: the emits come from this pipeline's drivers, which validated every one of them against its
+        topic's schema except dead letters (``StageDriver.handle``, ``_checked``)."""
         pending: dict[str, list[InputMessage]] = defaultdict(list)
         for emit in emits:
             name = topics.name(emit.topic, self.prefix)
             if name in self.consumers:
-                pending[name].append(self._message(emit.topic, emit.key, serde.dumps(emit.value)))
+                validated = ours and emit.topic is not topics.DEAD_LETTER
+                pending[name].append(self._message(emit.topic, emit.key, serde.dumps(emit.value), validated))
         return pending
 
     def _flow(self, pending: dict[str, list[InputMessage]]) -> list[Emit]:
@@ -122,9 +161,13 @@ class EmbeddedPipeline:
                 batch, queues[id(driver)] = queues[id(driver)], []
                 if not batch:
                     continue
-                handled = driver.handle(batch)
-                outputs = handled.emits + handled.dead_letters
-                driver.stage.after_produced(outputs)
+                if driver is self._background:  # the previous batch's outputs flow on, this one starts
+                    outputs = self._collect()
+                    self._in_flight = self._worker.submit(driver.handle, batch)
+                else:
+                    handled = driver.handle(batch)
+                    outputs = handled.emits + handled.dead_letters
+                    driver.stage.after_produced(outputs)
                 emitted.extend(outputs)
                 enqueue(self._as_messages(outputs))
         return emitted
@@ -146,7 +189,7 @@ def run(input_path: Path, output_path: Path, report_path: Path | None = None,
     settings = settings or Settings()
     stores = in_memory_stores(settings)
     stages = build_stages(settings, stores)
-    pipeline = EmbeddedPipeline(stages, settings.topic_prefix)
+    pipeline = EmbeddedPipeline(stages, settings.topic_prefix, background="embed" if settings.run_overlap else None)
     dead_letter_path = dead_letter_path or output_path.with_suffix(".dead-letter.jsonl")
     report = RunReport()
     started = time.perf_counter()
@@ -180,6 +223,7 @@ def run(input_path: Path, output_path: Path, report_path: Path | None = None,
             report.documents_in += len(batch)
             bar.update(len(batch))
         write(pipeline.finish())
+        pipeline.close()
         bar.close()
     report.seconds = time.perf_counter() - started
     report.audit = next(s for s in stages if s.name == "audit").report()

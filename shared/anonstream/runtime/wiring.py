@@ -87,7 +87,7 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         from ..embedding import Embedder
         from ..stages.embed import EmbedStage
 
-        return EmbedStage(Embedder(settings.embed_model, settings.embed_batch))
+        return EmbedStage(Embedder(settings.embed_model, settings.embed_batch, threads=settings.embed_threads))
     if name == "cluster":
         from ..stages.cluster import ClusterStage
 
@@ -122,7 +122,7 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         if settings.audit_utility:
             from ..embedding import Embedder
 
-            embedder = Embedder(settings.embed_model, settings.embed_batch)
+            embedder = Embedder(settings.embed_model, settings.embed_batch, threads=settings.embed_threads)
         attack = None
         if settings.audit_attack_train:
             from ..stages.audit_attack import AttackMonitor
