@@ -193,6 +193,8 @@ class Seen:
     sanitized_count: Counter = field(default_factory=Counter)
     swap_in: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))  # doc_id -> record times
     swap_out: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    # doc_id -> stage -> largest record timestamp of its chunks on the stage's output topic (latency segments)
+    last_out: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
     actions: Counter = field(default_factory=Counter)  # (phase tag, action, reason) from the swap log
     vectors: list[list[float]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -228,7 +230,10 @@ class Reader:
     async def _run(self) -> None:
         p = self.settings.topic_prefix
         names = {topics.name(t, p): t for t in (topics.SANITIZED, topics.CHUNKS_CLUSTERED, topics.CHUNKS_SANITIZED,
-                                                topics.SWAP_LOG, topics.CHUNKS_EMBEDDED)}
+                                                topics.SWAP_LOG, topics.CHUNKS_EMBEDDED, topics.CHUNKS,
+                                                topics.CHUNKS_PII)}
+        stage_of = {topics.CHUNKS: "ingest", topics.CHUNKS_PII: "pii", topics.CHUNKS_EMBEDDED: "embed",
+                    topics.CHUNKS_CLUSTERED: "cluster", topics.CHUNKS_SANITIZED: "swap"}
         consumer = AIOKafkaConsumer(*names, bootstrap_servers=self.settings.bootstrap, group_id=None,
                                     auto_offset_reset="earliest", isolation_level="read_committed",
                                     max_partition_fetch_bytes=32 << 20, fetch_max_bytes=64 << 20)
@@ -244,6 +249,10 @@ class Reader:
                         topic = names[tp.topic]
                         for r in records:
                             value = orjson.loads(r.value)
+                            if topic in stage_of:
+                                marks = seen.last_out[value["doc_id"]]
+                                stage = stage_of[topic]
+                                marks[stage] = max(marks.get(stage, 0.0), r.timestamp / 1000)
                             if topic is topics.SANITIZED:
                                 seen.sanitized_at.setdefault(value["doc_id"], now)
                                 seen.sanitized_count[value["doc_id"]] += 1
@@ -363,6 +372,33 @@ def latency_rows(phase: Phase, reader: Reader) -> list[list[str]]:
         p = kafka_model.percentiles(values)
         rows.append([label, len(values)] + [f"{p[q]:.2f}" for q in kafka_model.PERCENTILES]
                     + [f"{max(values):.2f}" if values else "–"])
+    return rows
+
+
+def segment_rows(phase: Phase, reader: Reader, words: dict[str, int]) -> list[list[str]]:
+    """Per stage segment (``kafka_model.latency_segments``): p50/p95/p99 over the phase's documents, and the
+    mean over the tail (documents whose latency minus swap wait is at or above its p95); last row: words."""
+    segs, rest, ids = [], [], []
+    with reader.seen.lock:
+        for doc_id, sent in phase.produced_at.items():
+            out, marks = reader.seen.sanitized_at.get(doc_id), reader.seen.last_out.get(doc_id, {})
+            if out is None or len(marks) < 5 or not reader.seen.swap_in[doc_id] or not reader.seen.swap_out[doc_id]:
+                continue
+            w = kafka_model.swap_wait(reader.seen.swap_in[doc_id], reader.seen.swap_out[doc_id])
+            segs.append(kafka_model.latency_segments(sent, out, marks, w))
+            rest.append(out - sent - w)
+            ids.append(doc_id)
+    if not segs:
+        return []
+    cut = kafka_model.percentiles(rest)[95]
+    tail = [i for i, r in enumerate(rest) if r >= cut]
+    rows = []
+    for name in kafka_model.LATENCY_SEGMENTS + ("words",):
+        values = [words[i] for i in ids] if name == "words" else [s[name] for s in segs]
+        p = kafka_model.percentiles(values)
+        fmt = "{:.0f}" if name == "words" else "{:.2f}"
+        rows.append([phase.name, name] + [fmt.format(p[q]) for q in kafka_model.PERCENTILES]
+                    + [fmt.format(float(np.mean([values[i] for i in tail])))])
     return rows
 
 
@@ -540,14 +576,15 @@ def main() -> int:
         warm = run_phase("warmup", tagged(train[:8], "warm"), settings, services, reader, infra_pids)
         sat_docs = run_phase("docs", tagged(dev, "docs"), settings, services, reader, infra_pids)
         sat_snips = run_phase("snippets", tagged(snips, "snip"), settings, services, reader, infra_pids)
-        lat = []
+        lat, lat_words = [], {}
         for label, sat, pool in (("docs", sat_docs, train), ("snippets", sat_snips, snips)):
             rate = sat.docs_per_s / 2
             n = max(5, int(rate * latency_s))
             pick = [pool[i % len(pool)] for i in range(n)]
             pick = [{**d, "doc_id": f"{d['doc_id']}-{i}"} for i, d in enumerate(pick)]
-            lat.append(run_phase(f"latency-{label}", tagged(pick, f"lat{label[0]}"), settings, services, reader,
-                                 infra_pids, rate_per_s=rate))
+            pick = tagged(pick, f"lat{label[0]}")
+            lat_words.update((d["doc_id"], len(d["text"].split())) for d in pick)
+            lat.append(run_phase(f"latency-{label}", pick, settings, services, reader, infra_pids, rate_per_s=rate))
         rss_one = peak_rss({**services.pids(), **infra_pids})
         scaled = [services.start(stage, instance=1) for stage in SCALED_STAGES]
         services.wait_ready(scaled)
@@ -604,6 +641,15 @@ def main() -> int:
         "(`kafka_model.swap_wait`); *end to end minus swap wait* is the latency the issue's target (p99 <= 2 s, "
         "swap wait excluded) is about. Largest lateness of a send against the open-loop schedule: "
         + ", ".join(f"{p.name} {p.schedule_slip_s:.2f} s" for p in lat) + ".",
+    ]))
+    results.section("Where the latency goes: per stage segments of the latency minus swap wait", "\n\n".join([
+        common.table(["phase", "segment", "p50 s", "p95 s", "p99 s", "mean in the tail s"],
+                     [row for p in lat for row in segment_rows(p, reader, lat_words)]),
+        "Per document, the latency minus the swap partner wait cut at the times its last chunk left each stage "
+        "(record timestamps on `chunks`, `chunks.pii`, `chunks.embedded`, `chunks.clustered`, `chunks.sanitized`; "
+        "`kafka_model.latency_segments`): a segment is the time from the previous stage's last chunk out to this "
+        "stage's (queueing, batching, work); *sink and read* ends when the reader sees the sanitized document. "
+        "*Tail*: the documents whose latency minus swap wait is at or above its p95; *words*: their sizes.",
     ]))
     action_rows = sorted(((ph, a, r, n) for (ph, a, r), n in actions.items()), key=lambda x: (x[0], -x[3]))
     results.section("What the swap stage did (swap log, per phase)", "\n\n".join([

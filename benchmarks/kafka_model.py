@@ -48,6 +48,21 @@ def swap_wait(swap_in: Sequence[float], swap_out: Sequence[float]) -> float:
     return max(0.0, max(swap_out) - max(swap_in))
 
 
+LATENCY_SEGMENTS = ("ingest", "pii", "embed", "cluster", "swap minus partner wait", "sink and read")
+
+
+def latency_segments(sent: float, read: float, last_out: Mapping[str, float], wait: float) -> dict[str, float]:
+    """One document's end-to-end latency minus the swap partner wait, cut at the times its last chunk left each
+    stage (``last_out``: stage -> the largest record timestamp of its chunks on ingest's, pii's, embed's,
+    cluster's and swap's output topics; ``wait``: ``swap_wait``). Each segment is the time from the previous
+    stage's last chunk out to this stage's last chunk out (queueing, batching and work); the segments add up to
+    ``read - sent - wait``. Producer timestamps and the reader's clock are the same machine's."""
+    marks = [sent] + [last_out[s] for s in ("ingest", "pii", "embed", "cluster", "swap")] + [read]
+    out = dict(zip(LATENCY_SEGMENTS, np.diff(marks).tolist()))
+    out["swap minus partner wait"] -= wait
+    return out
+
+
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 

@@ -10,8 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from kafka_model import (ScalingModel, cpu_seconds, peak_rss_mib, percentiles,  # noqa: E402
-                         send_schedule, swap_wait)
+from kafka_model import (LATENCY_SEGMENTS, ScalingModel, cpu_seconds, latency_segments,  # noqa: E402
+                         peak_rss_mib, percentiles, send_schedule, swap_wait)
 
 
 def test_percentiles_interpolate_and_are_nan_without_values():
@@ -28,6 +28,15 @@ def test_send_schedule_is_open_loop_at_the_rate():
     assert times == [10.0, 10.5, 11.0, 11.5, 12.0]
     with pytest.raises(ValueError):
         send_schedule(3, 0)
+
+
+def test_latency_segments_cut_the_latency_minus_swap_wait_at_each_stage():
+    last_out = {"ingest": 10.1, "pii": 10.9, "embed": 11.6, "cluster": 11.7, "swap": 14.0}
+    wait = swap_wait([11.65, 11.7], [13.5, 14.0])  # 2.3 s held for a partner
+    seg = latency_segments(10.0, 14.4, last_out, wait)
+    assert list(seg) == list(LATENCY_SEGMENTS)
+    assert [round(seg[s], 6) for s in LATENCY_SEGMENTS] == [0.1, 0.8, 0.7, 0.1, 0.0, 0.4]
+    assert sum(seg.values()) == pytest.approx(14.4 - 10.0 - wait)
 
 
 def test_swap_wait_is_last_out_minus_last_in_never_negative():
