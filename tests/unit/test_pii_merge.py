@@ -239,3 +239,33 @@ def test_an_abbreviated_given_name_joins_the_surname():
             _det(text, "Mr Sabri", "PERSON")]
     got = [_surface(text, d) for d in combine_adjacent(text, dets)]
     assert got == ["Mr Cz. Sławski", "Mr Smith", "Jones", "Ms Zekiye Çirkinoğlu", "Mr Sabri"]
+
+
+def test_an_organisation_keeps_its_name_in_its_own_language():
+    # dev tuning half: "Court of Cassation (yargıtay)"; TAB train: "Ankara Magistrates' Court (sulh ceza mahkemesi)"
+    from anonstream.pii import wordnet
+    from anonstream.pii.merge import refine
+
+    text = ("the Court of Cassation (yargıtay) and the Ankara Magistrates' Court (sulh ceza mahkemesi), the County "
+            "Administrative Board (see below) and the Ankara Assize Court (hereinafter “the trial court”)")
+    dets = [_det(text, "Court of Cassation", "ORG"), _det(text, "Ankara Magistrates' Court", "ORG"),
+            _det(text, "County Administrative Board", "ORG"), _det(text, "Ankara Assize Court", "ORG")]
+    got = [_surface(text, d) for d in refine(text, dets)]
+    if wordnet.available():
+        assert got == ["Court of Cassation (yargıtay)", "Ankara Magistrates' Court (sulh ceza mahkemesi)",
+                       "County Administrative Board", "Ankara Assize Court"]
+    else:  # without the English vocabulary nothing tells a native name from English words
+        assert got == ["Court of Cassation", "Ankara Magistrates' Court", "County Administrative Board",
+                       "Ankara Assize Court"]
+
+
+def test_a_court_named_after_its_chamber_is_one_org():
+    # dev tuning half: "the 7th Chamber of the Ankara Administrative Court", "the Joint Civil Chambers of the Court of
+    # Cassation" (chamber detected or not); not the Court's own "Grand Chamber of the Court"
+    text = ("before the 7th Chamber of the Ankara Administrative Court; the Joint Civil Chambers of the Court of "
+            "Cassation upheld; the Grand Chamber of the European Court")
+    dets = [_det(text, "Ankara Administrative Court", "ORG"), _det(text, "Joint Civil Chambers", "ORG"),
+            _det(text, "Court of Cassation", "ORG"), _det(text, "European Court", "ORG")]
+    got = [_surface(text, d) for d in combine_adjacent(text, dets)]
+    assert got == ["7th Chamber of the Ankara Administrative Court", "Joint Civil Chambers of the Court of Cassation",
+                   "European Court"]

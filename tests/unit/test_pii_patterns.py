@@ -129,6 +129,14 @@ def test_money_and_quantities_keep_units():
     assert {"50 metres", "30%"} <= set(_hits(QuantityRecognizer(), text))
 
 
+def test_pounds_sterling_and_dollars_with_their_code():
+    # dev tuning half: "10,000 pounds sterling (GBP)" had been "10,000 pounds" (the shorter alternative matched first)
+    text = ("a payment of 10,000 pounds sterling (GBP), then 200 pounds sterling, approximately 28,000 US Dollars "
+            "(USD)) and 12,000 euros (“EUR”) paid")
+    assert _hits(MoneyRecognizer(), text) == ["10,000 pounds sterling (GBP)", "200 pounds sterling",
+                                              "approximately 28,000 US Dollars (USD)", "12,000 euros (“EUR”)"]
+
+
 @pytest.mark.parametrize("text, found", [
     ("and his team won 3–0. At the end", ["3–0"]),
     ("a college basketball record of 289–296.  His teams", ["289–296"]),

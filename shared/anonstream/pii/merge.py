@@ -1,5 +1,5 @@
-"""Combining recognizer output: span refinement (titles, corporate suffixes, foreign-name parentheticals,
-leading articles) and overlap resolution.
+"""Combining recognizer output: span refinement (titles, corporate suffixes, foreign-name parentheticals, an
+organisation's name in its own language in lower case, leading articles) and overlap resolution.
 
 Overlap resolution, in order of precedence:
 1. validated contact/financial identifiers (e-mail, URL, phone, IBAN, card, IP) win over anything;
@@ -15,6 +15,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from . import wordnet
 from .base import Detection
 from .gazetteer import TITLES
 from .gazetteer import city_population
@@ -52,6 +53,16 @@ def _junk_name(surface: str, typ: str) -> bool:
     if typ == "PERSON":
         return any(w[0].islower() and w.lower() not in _JOINERS for w in words)
     return words[0][0].islower() and words[0].lower() not in _JOINERS
+
+
+_LOWER_WORDS = re.compile(r"[a-zß-öø-ÿ\u0100-\u017f]+(?: [a-zß-öø-ÿ\u0100-\u017f]+){0,3}")
+
+
+def is_native_name(inner: str) -> bool:
+    """One to four lower-case words, none an English word (WordNet): a name in the original language
+    ("sulh ceza mahkemesi", "hovrätten"), not "see below"."""
+    return (_LOWER_WORDS.fullmatch(inner) is not None and wordnet.available()
+            and not any(wordnet.is_common_word(w) for w in inner.split()))
 
 
 def refine(text: str, dets: list[Detection]) -> list[Detection]:
@@ -99,6 +110,8 @@ def refine(text: str, dets: list[Detection]) -> list[Detection]:
                 inner = m.group("inner").strip()
                 if inner[:1].isupper() and not _PAREN_NOT_NAME.search(inner) and "applicant" not in inner:
                     e += m.end()
+                elif d.type == "ORG" and is_native_name(inner):
+                    e += m.end()  # "Court of Cassation (yargıtay)": the body's name in its own language
         out.append(Detection(s, e, d.type, d.score, d.recognizer, d.rule, ctx, d.subtype))
     return out
 
@@ -124,6 +137,23 @@ def extend_to_public_head(text: str, d: Detection, floor: int) -> Detection:
         return d
     m = _PUBLIC_HEAD_OF.search(text[max(floor, d.start - 20):d.start])
     return replace(d, start=d.start - len(m.group(0)), rule=d.rule + "+head_of") if m else d
+
+
+# a numbered or named chamber of a court: "the 7th Chamber of the " + "Ankara Administrative Court", "the Joint Civil
+# Chambers of the " + "Court of Cassation"
+_CHAMBER = (r"(?:\d{1,2}(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh|"
+            r"Twelfth|(?:Joint )?(?:Civil|Criminal|Administrative))(?: [A-Z][a-z]+)? (?:Chambers?|Divisions?|Panel)")
+_CHAMBER_OF = re.compile(rf"\b{_CHAMBER} of (?:the )?$")
+_CHAMBER_ONLY = re.compile(_CHAMBER)
+
+
+def extend_to_chamber(text: str, d: Detection, floor: int) -> Detection:
+    """A court of two or more words right after a chamber and " of " starts at the chamber ("the 5th Chamber of the
+    Ankara Civil Court of First Instance"), not before ``floor`` (the previous detection's end)."""
+    if d.type != "ORG" or " " not in text[d.start:d.end]:
+        return d
+    m = _CHAMBER_OF.search(text[max(floor, d.start - 50):d.start])
+    return replace(d, start=d.start - len(m.group(0)), rule=d.rule + "+chamber") if m else d
 
 
 _COMPANY_JOINER = re.compile(r"^ (?:and|&|ve|und|et|i|og|en) $")  # "Smith and Jones Ltd", "X İnşaat ve Ticaret A.Ş."
@@ -258,8 +288,9 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     with only a space between ("Batman" + "Assize Court", "Şehit Tevfik" + "Fikret Erciyes police station") →
     one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
     one ORG or MISC (``extend_to_head_noun``); an ORG right after "Minister of" starts at the head
-    (``extend_to_public_head``); a name ending with a legal form is a company (``as_company``), joined with a name
-    before it by "and"/"ve"/"&" ("ANO İnşaat ve Ticaret Limited Şirketi"); an ORG that is only a place's name is the
+    (``extend_to_public_head``), a court right after "the 7th Chamber of" at the chamber (``extend_to_chamber``;
+    joined with the chamber when that was detected); a name ending with a legal form is a company (``as_company``),
+    joined with a name before it by "and"/"ve"/"&" ("ANO İnşaat ve Ticaret Limited Şirketi"); an ORG that is only a place's name is the
     place (``as_place``); a name introduced as "(“the applicant”)" is a person (``as_applicant``); a person in a cited
     judgment's title is marked as its party (``as_case_party``); a person's names around a nickname or former name, or
     after an abbreviated given name, are one person (``joins_person``)."""
@@ -269,7 +300,8 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
             for d, limit in zip(dets, limits)]
     out: list[Detection] = []
     for d in dets:
-        d = extend_to_public_head(text, d, out[-1].end if out else 0)
+        floor = out[-1].end if out else 0
+        d = extend_to_chamber(text, extend_to_public_head(text, d, floor), floor)
         if len(out) > 1 and joins_person(text, out[-2], d):  # the nickname was detected too ("Nobby")
             out[-2:] = [replace(out[-2], end=d.end, rule=out[-2].rule + "+nickname")]
             continue
@@ -286,6 +318,10 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
             if prev.type == "LOC" and d.type in ("LOC", "ORG") and _OF_GAP.match(gap) \
                     and text[prev.start:prev.end].lower() in _DIVISION_WORDS:
                 out[-1] = replace(d, start=prev.start, rule=d.rule + "+division")
+                continue
+            if prev.type == "ORG" and d.type == "ORG" and _OF_GAP.match(gap) and " " in text[d.start:d.end] \
+                    and _CHAMBER_ONLY.fullmatch(text[prev.start:prev.end]):  # "7th Chamber" + "Ankara ... Court"
+                out[-1] = replace(d, start=prev.start, rule=d.rule + "+chamber")
                 continue
             if prev.type in ("MISC", "ORG") and d.type == "ORG" and "legal_form" in d.rule and _COMPANY_JOINER.match(gap):
                 out[-1] = replace(d, start=prev.start, rule=d.rule + "+joined")  # one company's name

@@ -540,7 +540,9 @@ _CUR_CODES = (r"(?:EUR|USD|GBP|CHF|DKK|SEK|NOK|ISK|PLN|TRY|TRL|RUB|RUR|UAH|HUF|C
               r"CAD|AUD|NZD|BYR|BYN|KZT|UZS)")
 _CUR_SYM = r"[€$£¥₺₽₴]"
 _CURRENCY_AMOUNT = re.compile(rf"{_CUR_CODES}\s?\d{{1,3}}(?:[.,]\d{{3}})*(?:[.,]\d+)?")
-_CUR_WORD = (r"(?:euros?|dollars?|(?:pounds?|pounds sterling)|sterling|(?:Swiss |French |Belgian )?francs?|"
+# "pounds sterling" before "pounds": the first alternative that matches is kept ("10,000 pounds sterling (GBP)")
+_CUR_WORD = (r"(?:euros?|(?:US |United States |Canadian |Australian )?dollars?|pounds? sterling|pounds?|sterling|"
+             r"(?:Swiss |French |Belgian )?francs?|"
              r"(?:(?:Danish|Swedish|Norwegian|Icelandic|Czech|Slovak|Estonian) )?(?:kroner|kronor|krone|krona|koruna|korunas|kroons?)|"
              r"(?:Polish )?(?:zlotys?|zlotych|złoty|złotys|zlotis)|(?:(?:new |old )?Turkish )?(?:liras?|lire)|"
              r"(?:German )?(?:marks?|deutschmarks?|Deutsche Marks?)|(?:Russian )?(?:roubles?|rubles?)|"
@@ -555,7 +557,7 @@ MONEY_PATTERNS = (
     ("money_code_first", re.compile(rf"{_APPROX}\b(?=[A-Z€$£¥₺₽₴])(?:{_CUR_CODES}|{_CUR_SYM})\s?{_AMOUNT}{_MULT}(?:\s\({_CUR_CODES}\))?"), 1.0),
     ("money_sym", re.compile(rf"{_APPROX}{_CUR_SYM}\s?{_AMOUNT}{_MULT}"), 1.0),
     ("money_amount_first", re.compile(
-        rf"{_APPROX}\b(?=[\dotfsenham]){_AMOUNT_WORDS}\s(?:{_CUR_WORD}|{_CUR_CODES})\b(?:\s\({_CUR_CODES}\)?)?", re.I), 1.0),
+        rf"{_APPROX}\b(?=[\dotfsenham]){_AMOUNT_WORDS}\s(?:{_CUR_WORD}|{_CUR_CODES})\b(?:\s\((?:[“\"]{_CUR_CODES}[”\"]\)|{_CUR_CODES}\)?))?", re.I), 1.0),
 )
 _UNITS = (r"(?:km|kilometres?|kilometers?|metres?|meters?|m|cm|centimetres?|mm|millimetres?|kg|kilos?|kilograms?|"
           r"grams?|g|tonnes?|tons?|litres?|liters?|l|ml|hectares?|ha|acres?|sq\.?\s?m|square metres?|square meters?|"
