@@ -202,6 +202,13 @@ def test_an_org_that_is_only_a_place_name_is_the_place():
                    ("Ankara", "ORG")]
 
 
+def test_an_org_where_someone_lives_or_was_born_is_a_place():
+    text = "She lives in Nowogród Bobrzański; he was born in Zakroczym; they met in Amber Sp."
+    dets = [_det(text, "Nowogród Bobrzański", "ORG"), _det(text, "Zakroczym", "ORG"), _det(text, "Amber Sp", "ORG")]
+    got = [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)]
+    assert got == [("Nowogród Bobrzański", "LOC"), ("Zakroczym", "LOC"), ("Amber Sp", "ORG")]
+
+
 def test_a_place_and_prison_are_one_org():
     text = "He was detained in Kandıra prison and later in the Edirne F-type prison."
     assert _surface(text, extend_to_head_noun(text, _det(text, "Kandıra", "LOC"), len(text))) == "Kandıra prison"

@@ -182,16 +182,19 @@ def as_company(text: str, d: Detection, limit: int) -> Detection:
 
 
 _IN_BEFORE = re.compile(r"(?<![\w-])(?:[Ii]n|[Nn]ear|[Ll]ives in|[Ll]iving in)\s+$")
+_RESIDENCE_BEFORE = re.compile(r"(?<![\w-])(?:lives|living|lived|live|resides|residing|resided|born) in\s+$", re.I)
 
 
 def as_place(text: str, d: Detection) -> Detection:
     """An ORG that is only a place's name right after "in" or "near" is the place ("lived in Famagusta", "lives in
-    Kandıra": a city of the gazetteer, a country or a province). Not after "at": "worked at Toyota" is the company,
-    and Toyota a city too."""
-    if d.type != "ORG" or "legal_form" in d.rule or not _IN_BEFORE.search(text[max(0, d.start - 12):d.start]):
+    Kandıra": a city of the gazetteer, a country or a province), and any name after "lives in" / "born in": one
+    lives in a place ("lives in Nowogród Bobrzański", a town too small for the gazetteer). Not after "at":
+    "worked at Toyota" is the company, and Toyota a city too."""
+    before = text[max(0, d.start - 12):d.start]
+    if d.type != "ORG" or "legal_form" in d.rule or not _IN_BEFORE.search(before):
         return d
     surface = text[d.start:d.end]
-    if city_population(surface) is not None or is_known_place(surface):
+    if city_population(surface) is not None or is_known_place(surface) or _RESIDENCE_BEFORE.search(before):
         return replace(d, type="LOC", subtype="GPE", rule=d.rule + "+place")
     return d
 
