@@ -142,6 +142,15 @@ def test_place_generalizer(value, country, continent):
     assert build_generalizer({"name": "place", "level": "continent"}).generalize(value, "Location") == continent
 
 
+def test_a_place_the_gazetteer_cannot_place_goes_to_the_country_it_belongs_to():
+    """"lives in Zakroczym" (too small for GeoNames' 15,000+) became "lives in the place"; the pii stage knows
+    the document's country, and "lives in Poland" stays true."""
+    place = build_generalizer({"name": "place"})
+    assert place.generalize("Zakroczym", "Location", "place", "PL") == "Poland"
+    assert place.generalize("Zakroczym", "Location", "place") == "the place"
+    assert place.generalize("Gdańsk", "Location", "city", "TR") == "Poland"  # its own country first
+
+
 @pytest.mark.parametrize("value, kind, expected", [
     ("Gdańsk Regional Court", None, "the regional court"),
     ("the Diyarbakır State Security Court", None, "the state security court"),

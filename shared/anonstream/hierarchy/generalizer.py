@@ -63,7 +63,7 @@ class HierarchyGeneralizer(Generalizer):
             self._embedder = Embedder(self.hierarchy.info.get("embedding_model") or "all-MiniLM-L6-v2")
         return self._embedder.encode([embedding_text(value)])[0]
 
-    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         if self.hierarchy is None:
             self.hierarchy = _current_from_redis(self.category or category)
             if self.hierarchy is None:

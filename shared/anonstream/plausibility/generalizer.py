@@ -150,7 +150,7 @@ class WordNetGeneralizer(Generalizer):
             self._encoder = lazy_encoder(self.model)
         return self._encoder
 
-    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         nouns = wordnet.load()
         words = value.split()
         for candidate in (value, words[-1] if len(words) > 1 and value[:1].islower() else None):
@@ -165,5 +165,5 @@ class WordNetGeneralizer(Generalizer):
                     return term.lemma
                 break
         if self.otherwise is not None:
-            return self.otherwise.generalize(value, category, kind)
+            return self.otherwise.generalize(value, category, kind, country)
         return self.fallback or f"[{category}]"

@@ -73,8 +73,9 @@ class Generalizer(ABC):
     name: str = "generalizer"
 
     @abstractmethod
-    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
-        """The coarser value for ``value`` of ``category`` (``kind``: the entity's kind, pii/kinds.py)."""
+    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
+        """The coarser value for ``value`` of ``category`` (``kind``: the entity's kind, pii/kinds.py;
+        ``country``: the ISO alpha-2 code of the country it belongs to, ``EntitySpan.country``, when known)."""
 
 
 class LabelGeneralizer(Generalizer):
@@ -85,7 +86,7 @@ class LabelGeneralizer(Generalizer):
     def __init__(self, label: str | None = None):
         self.label = label
 
-    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         return self.label or f"[{category}]"
 
 
@@ -127,7 +128,7 @@ class DateGeneralizer(Generalizer):
         name = MONTHS[month - 1].capitalize()
         return f"{name} {year}" if year else name
 
-    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         if self.level == "step":
             return self._step(value)
         out = value
@@ -220,7 +221,9 @@ class PlaceGeneralizer(Generalizer):
     """A place one step up the geographic hierarchy: a city or a US state to its country, a country to its
     continent (``level: country``); or straight to the continent (``level: continent``). "Gdańsk, Poland" is
     read from its most general known part. An unknown place gets its kind as a common noun when it has one
-    ("the city", "the region", "the facility"), else ``fallback`` (default "the place")."""
+    ("the city", "the region", "the facility"), else ``fallback`` (default "the place"). A place it cannot
+    place (a small town) goes to ``country`` when the pii stage knew it ("lives in Zakroczym" → "lives in
+    Poland"), a step that stays true."""
 
     name = "place"
 
@@ -230,7 +233,7 @@ class PlaceGeneralizer(Generalizer):
         self.level = level
         self.fallback = fallback
 
-    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         cities, countries, states = _geography()
         parts = [re.sub(r"^the\s+", "", p.strip(), flags=re.I).casefold() for p in value.split(",")]
         for part in reversed(parts):
@@ -244,6 +247,9 @@ class PlaceGeneralizer(Generalizer):
             if code and code.casefold() in countries:
                 country, continent = countries[code.casefold()]
                 return _country_phrase(country) if self.level == "country" else continent or self.fallback
+        if country and country.casefold() in countries:  # a town GeoNames does not list: its document's country
+            name, continent = countries[country.casefold()]
+            return _country_phrase(name) if self.level == "country" else continent or self.fallback
         return f"the {kind}" if kind in ("city", "region", "facility", "street", "prison", "hospital") else self.fallback
 
 
@@ -273,7 +279,7 @@ class KindGeneralizer(Generalizer):
     def __init__(self, fallback: str = "the organisation"):
         self.fallback = fallback
 
-    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         head = re.split(r"\s+of\s+", re.sub(r"^the\s+", "", value.strip(), flags=re.I), maxsplit=1)[0]
         words = [w.lower() for w in re.findall(r"[A-Za-z][\w'’-]*", head)]
         while len(words) > 1 and words[-1] in _LEGAL_FORMS:
@@ -388,7 +394,7 @@ class RangeGeneralizer(Generalizer):
     def __init__(self, fallback: str = "a number of"):
         self.fallback = fallback
 
-    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         m = _AMOUNT.search(value)
         amount = parse_amount(m) if m else None
         if m is None or amount is None:
@@ -435,7 +441,7 @@ class DemographicGeneralizer(Generalizer):
     def __init__(self, fallback: str = "ethnic"):
         self.fallback = fallback
 
-    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         from ..pii.kinds import position_head
         from ..pii.wordnet import LEXFILE_PERSON, hypernym
 
@@ -467,7 +473,7 @@ class PhraseGeneralizer(Generalizer):
     def __init__(self, fallback: str = "matter"):
         self.fallback = fallback
 
-    def generalize(self, value: str, category: str, kind: str | None = None) -> str:
+    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         from ..pii.wordnet import is_common_word
 
         words = re.findall(r"[^\W\d_][\w'’-]*", value)

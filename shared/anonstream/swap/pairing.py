@@ -55,7 +55,7 @@ from ..records import Chunk
 from . import rewrite
 from .release import CATEGORIES, Release
 from .stores import InMemoryReplacementMemory, PoolEntry, PoolStore, ReplacementMemory, TupleCounts
-from .tuples import Analysis, analyze, digest_of, kind_of_slot, norm_key
+from .tuples import Analysis, analyze, country_of_slot, digest_of, kind_of_slot, norm_key
 
 LOG_SCHEMA = "swap-log.v1"
 ACTIONS = ("swapped", "generalized", "suppressed", "untouched")
@@ -145,14 +145,15 @@ class Releaser:
                 keys[c] = an.keys[c]
         return digest_of(keys)
 
-    def fallback_fn(self, category: str, policy: str, kind: str | None = None) -> Callable[[str], tuple[str, str]]:
+    def fallback_fn(self, category: str, policy: str, kind: str | None = None,
+                    country: str | None = None) -> Callable[[str], tuple[str, str]]:
         placeholder = self.release.placeholder(category)
         if policy == "suppress":
             return lambda v: (placeholder, rewrite.OP_SUPPRESS)
         gen = self.release.generalizer(category)
 
         def fn(v: str) -> tuple[str, str]:
-            g = gen.generalize(v, category, kind)
+            g = gen.generalize(v, category, kind, country)
             if norm_key(g) == norm_key(v):  # could not coarsen: a placeholder protects it
                 return placeholder, rewrite.OP_SUPPRESS
             return g, rewrite.OP_GENERALIZE
@@ -183,7 +184,7 @@ class Releaser:
             fixed_ops = {r: ov for r, ov in remembered.items() if r in refs} if status == "S" else {}
             fixed = {r: value for r, (_, value) in fixed_ops.items()}
             if status == "S" and not release.swaps_slot(kind_of_slot(slot)):  # kind unknown: generalized, never swapped
-                fn = self.fallback_fn(category, "generalize", kind_of_slot(slot))
+                fn = self.fallback_fn(category, "generalize", kind_of_slot(slot), country_of_slot(slot))
                 for site in sites:
                     mapped = {m.value: fn(m.value) for m in site.mentions}
                     op = rewrite.OP_SUPPRESS if any(o == rewrite.OP_SUPPRESS for _, o in mapped.values()) \
@@ -202,7 +203,7 @@ class Releaser:
                 assigned.update({r: _pack(rewrite.OP_SWAP, v) for r, v in mapping.items()
                                  if v is not None and r not in fixed and norm_key(v) != own.get(r)})
             elif status == "S" and (fallback or fixed):
-                fn = self.fallback_fn(category, fallback or "generalize", kind_of_slot(slot))
+                fn = self.fallback_fn(category, fallback or "generalize", kind_of_slot(slot), country_of_slot(slot))
                 for site in sites:
                     mapped = {m.value: fn(m.value) if fallback else (m.value, rewrite.OP_SWAP)
                               for m in site.mentions if m.ref not in fixed}
@@ -218,8 +219,8 @@ class Releaser:
                 plans += rewrite.plan_map(sites, lambda v, p=placeholder: p, rewrite.OP_SUPPRESS)
             elif status == "G":
                 gen = release.generalizer(category)
-                plans += rewrite.plan_map(sites, lambda v, g=gen, c=category, k=kind_of_slot(slot): g.generalize(v, c, k),
-                                          rewrite.OP_GENERALIZE)
+                plans += rewrite.plan_map(sites, lambda v, g=gen, c=category, k=kind_of_slot(slot),
+                                          n=country_of_slot(slot): g.generalize(v, c, k, n), rewrite.OP_GENERALIZE)
         if assigned:
             self.memory.remember(chunk.doc_id, assigned, release.pool.ttl_seconds)
         result = rewrite.apply(chunk.text, chunk.entities or [], plans)

@@ -175,6 +175,11 @@ def kind_of_slot(slot: str) -> str:
     return slot.removesuffix(ACRONYM_SLOT).partition(COUNTRY_SLOT)[0]
 
 
+def country_of_slot(slot: str) -> str | None:
+    """The country a slot's values belong to ("city in PL" → "PL"), or None."""
+    return slot.removesuffix(ACRONYM_SLOT).partition(COUNTRY_SLOT)[2] or None
+
+
 def slot_of(entity: EntitySpan) -> str:
     """The entity's kind, or its release category (capitalized, so never mistaken for a kind) when the pii
     stage recorded none. A place's or organisation's slot names its country ("city in PL", "school in TR";
