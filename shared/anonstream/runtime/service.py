@@ -220,9 +220,12 @@ class StageService:
         return {"transactional_id": f"{self.settings.topic_prefix}.{self.stage.name}.{self.settings.instance}"}
 
     def _batch_policy(self) -> tuple[int, float]:
-        """(max records, max wait in s) of a batch: the embed stage fills a window for its model."""
+        """(max records, max wait in s) of a batch: the embed stage fills a window for its model; the pii stage
+        may take fewer records, so that a long document's first chunks go on to embed while pii does the rest."""
         if self.stage.name == "embed":
             return self.settings.embed_window, self.settings.embed_max_wait_ms / 1000
+        if self.stage.name == "pii":
+            return self.settings.pii_max_batch, DEFAULT_MAX_WAIT_MS / 1000
         return DEFAULT_BATCH, DEFAULT_MAX_WAIT_MS / 1000
 
     async def _poll_batch(self, consumer) -> dict:

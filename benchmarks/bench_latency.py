@@ -1,0 +1,101 @@
+"""End-to-end latency of the services at a fixed open-loop rate, with variants of the pii batch size side by side
+(issue 13, item 6: p99 <= 2 s at half the maximum sustained load, swap wait excluded).
+
+``bench_kafka``'s machinery (own broker and Redis through ``deploy/infra.sh``, every stage an ``anonstream
+service`` process, a read_committed reader, ``kafka_model.latency_segments``), only its latency phase: the first
+``--documents`` TAB train documents (as bench_kafka's latency-docs phase) produced open loop at ``--rate``
+documents/s. The variants take turns round by round on the same services except pii, which is restarted with
+the variant's ``ANONSTREAM_PII_MAX_BATCH`` (100: the default batch of every service; smaller: embed starts on a
+long document's first chunks while pii works on the rest).
+"""
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import common
+import kafka_model
+from bench_kafka import (Infra, Reader, Services, create_topics, latency_rows, release_with_wait, run_phase,
+                         segment_rows, tagged)
+from anonstream.config import Settings
+from anonstream.runtime import launch
+from anonstream.runtime.wiring import STAGE_NAMES
+
+
+def main() -> int:
+    parser = common.arg_parser(__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=0.55, help="documents/s (bench_kafka's half saturation rate)")
+    parser.add_argument("--documents", type=int, default=24, help="TAB train documents per round")
+    parser.add_argument("--batches", default="100,16", help="ANONSTREAM_PII_MAX_BATCH variants, comma-separated")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--swap-wait-s", type=float, default=2.0)
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    batches = [int(b) for b in args.batches.split(",")]
+    train = common.read_documents()
+    n = 6 if args.quick else args.documents
+    infra, tmp = Infra(), Path(tempfile.mkdtemp(prefix="anonstream-bench-latency-"))
+    services = reader = None
+    phases: dict[int, list] = {b: [] for b in batches}
+    words: dict[str, int] = {}
+    try:
+        env = infra.up()
+        environment = launch.service_env(env["ANONSTREAM_BOOTSTRAP"], env["ANONSTREAM_REDIS_URL"], "bench", {
+            "ANONSTREAM_REFIT_INTERVAL_S": "10", "ANONSTREAM_LOG_LEVEL": "INFO",
+            "ANONSTREAM_RELEASE": str(release_with_wait(args.swap_wait_s, tmp))})
+        settings = Settings(bootstrap=environment["ANONSTREAM_BOOTSTRAP"],
+                            topic_prefix=environment["ANONSTREAM_TOPIC_PREFIX"])
+        asyncio.run(create_topics(settings))
+        services = Services(environment, tmp)
+        for stage in STAGE_NAMES:
+            services.start(stage)
+        services.wait_ready(list(STAGE_NAMES))
+        reader = Reader(settings)
+        infra_pids = infra.pids()
+        run_phase("warmup", tagged(train[:8], "warm"), settings, services, reader, infra_pids)
+        for r in range(args.rounds):
+            for batch in (batches if r % 2 == 0 else batches[::-1]):
+                launch.stop_services([services.processes["pii"]])
+                log = services.log_path("pii")  # a fresh log, so that readiness is the new process's
+                log.rename(log.with_suffix(f".{r}-{batch}.log"))
+                services.env = {**environment, "ANONSTREAM_PII_MAX_BATCH": str(batch)}
+                services.start("pii")
+                services.wait_ready(["pii"])
+                time.sleep(3)  # the group rebalance after the join
+                docs = tagged([{**d, "doc_id": f"{d['doc_id']}-{r}"} for d in train[:n]], f"b{batch}r{r}")
+                words.update((d["doc_id"], len(d["text"].split())) for d in docs)
+                phases[batch].append(run_phase(f"pii-batch-{batch}", docs, settings, services, reader,
+                                               infra_pids, rate_per_s=args.rate))
+    finally:
+        if reader is not None:
+            reader.close()
+        if services is not None:
+            services.stop()
+        infra.down()
+    res = common.Results("latency", "Services' latency at a fixed rate: pii batch size variants (issue 13)",
+                         args.quick)
+    res.add(__doc__.split("\n", 1)[1].strip())
+    rows, seg = [], []
+    for batch, ps in phases.items():
+        for i, p in enumerate(ps):
+            for row in latency_rows(p, reader):
+                rows.append([batch, i + 1, p.out, f"{p.load_at_end:.1f}"] + row[:1] + row[2:])
+            seg += [[batch, i + 1] + row[1:] for row in segment_rows(p, reader, words)]
+    res.section("End-to-end latency per round", "\n\n".join([
+        common.table(["pii max batch", "round", "out", "load avg at end", "measure", "p50 s", "p95 s", "p99 s",
+                      "max s"], rows),
+        f"{n} documents per round at {args.rate:g} documents/s (open loop), swap wait bound T = "
+        f"{args.swap_wait_s:g} s; sizes {sorted(words[d] for d in list(words)[:n])} words.",
+    ]))
+    res.section("Where the latency goes (per stage segments, `kafka_model.latency_segments`)", common.table(
+        ["pii max batch", "round", "segment", "p50 s", "p95 s", "p99 s", "mean in the tail s"], seg))
+    res.write()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
