@@ -392,11 +392,10 @@ class GazetteerRecognizer(Recognizer):
         self.score = score
 
     @staticmethod
-    def _extend_left(text: str, start: int, doc: Any | None = None) -> int:
-        """Up to two lower-case modifier words before an occupation ("tennis coach", "primary school teacher"),
-        found lexically (not function words, not -ly/-ed/-ing forms) and, where the spaCy doc is at hand, only
-        nouns and adjectives ("did not know any doctor" stays "doctor")."""
-        tokens = {t.idx + len(t.text): t for t in doc} if doc is not None else {}
+    def _extend_left(text: str, start: int) -> int:
+        """Up to two lower-case modifier nouns before an occupation ("tennis coach", "film producer"), found
+        lexically (the pii stage's spaCy pipeline has no tagger): not function words, determiners or quantifiers
+        ("did not know any doctor" stays "doctor"), not -ly/-ed/-ing forms."""
         for _ in range(2):
             lo = max(0, start - 40)
             m = _PREV_WORD.search(text[lo:start])
@@ -405,22 +404,18 @@ class GazetteerRecognizer(Recognizer):
             w = m.group(1)
             if w in _NOT_MODIFIER or w.endswith(("ly", "ed", "ing", "al", "ous", "ive", "ful", "ic")) or len(w) < 3:
                 break
-            token = tokens.get(lo + m.end(1))
-            if token is not None and token.pos_ not in ("NOUN", "ADJ", "PROPN"):
-                break
             start = lo + m.start(1)
         return start
 
     def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
         out = []
-        adjectives = {t.idx: t.idx + len(t.text) for t in doc if t.pos_ == "ADJ"} if doc is not None else {}
         for s, e, entry, surface in self.matcher.finditer(text):
             score = self.score
             if entry.subtype == "OCCUPATION":
-                if adjectives.get(s) == e:  # "the principal public prosecutor": no occupation, an adjective
-                    continue
+                if surface.lower() in _ADJECTIVE_OCCUPATIONS and _LOWER_WORD_AFTER.match(text, e):
+                    continue  # "the principal public prosecutor", "a private security guard": an adjective there
                 score = 0.7
-                s = self._extend_left(text, s, doc)
+                s = self._extend_left(text, s)
             out.append(Detection(s, e, entry.type, score, self.name, entry.source, subtype=entry.subtype))
         return out
 
@@ -431,7 +426,13 @@ a an the and or but of in on at to for from by with as was were is are be been h
 their its my our your a former retired current skilled professional practising practicing senior junior chief head
 young old new famous well known leading prominent successful local national international qualified trained
 unemployed self then later also first second third last another other same certain such
+any some no every each all both either neither this these those what whose which many much few several more
+most less
 """.split())
+# Occupations that are also adjectives: followed by a lower-case word they qualify it ("principal public
+# prosecutor"), they name no occupation.
+_ADJECTIVE_OCCUPATIONS = frozenset("principal private general major".split())
+_LOWER_WORD_AFTER = re.compile(r"[ \t]+(?!(?:of|and|or|but|in|at|to|for|with|by|on|from|who|was|is|were|are|had|has)\b)[a-z]")
 
 
 # Roles that are the subject's occupation or office only in predicate context ("he was a lawyer",
@@ -486,7 +487,7 @@ class RoleRecognizer(Recognizer):
             s, e = m.span()
             if not _PREDICATE.search(text[max(0, s - 40) : s]):
                 continue
-            s = GazetteerRecognizer._extend_left(text, s, doc)
+            s = GazetteerRecognizer._extend_left(text, s)
             out.append(Detection(s, e, "DEM", 0.75, self.name, "role:predicate", subtype="OCCUPATION"))
         return out
 
