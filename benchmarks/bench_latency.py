@@ -5,8 +5,8 @@
 service`` process, a read_committed reader, ``kafka_model.latency_segments``), only its latency phase: the first
 ``--documents`` TAB train documents (as bench_kafka's latency-docs phase) produced open loop at ``--rate``
 documents/s. The variants take turns round by round on the same services except pii, which is restarted with
-the variant's ``ANONSTREAM_PII_MAX_BATCH`` (100: the default batch of every service; smaller: embed starts on a
-long document's first chunks while pii works on the rest).
+the variant's ``ANONSTREAM_PII_MAX_BATCH`` (100: the other services' batch, pii's before this bench; 16: the
+default since; smaller batches let embed start on a long document's first chunks while pii works on the rest).
 """
 from __future__ import annotations
 

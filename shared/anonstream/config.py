@@ -15,7 +15,7 @@
 | ANONSTREAM_EMBED_BACKEND | onnx | onnx (ONNX Runtime, int8), onnx-fp32 or torch (embedding.py; an ONNX backend that cannot run falls back to torch) |
 | ANONSTREAM_ONNX_CACHE | $XDG_CACHE_HOME/anonstream/onnx | where the ONNX export of the embedding model is written on first use (embedding_onnx.py) |
 | ANONSTREAM_EMBED_BATCH | 16 | model batch size (texts per forward pass) |
-| ANONSTREAM_PII_MAX_BATCH | 100 | most records per batch of the pii service; fewer let embed start on a long document's first chunks while pii works on the rest |
+| ANONSTREAM_PII_MAX_BATCH | 16 | most records per batch of the pii service (the others take 100): embed starts on a long document's first chunks while pii works on the rest (benchmarks/results/latency.md) |
 | ANONSTREAM_EMBED_THREADS | 0 | ONNX Runtime intra-op threads of the embed stage (0: one per physical core) |
 | ANONSTREAM_EMBED_WINDOW | 128 | records per embed call; the encoder sorts a window by length before cutting model batches, which saves padding |
 | ANONSTREAM_EMBED_MAX_WAIT_MS | 200 | longest wait to fill an embedding window |
@@ -93,7 +93,7 @@ class Settings:
     embed_model: str = field(default_factory=lambda: _env("EMBED_MODEL", "all-MiniLM-L6-v2"))
     embed_backend: str = field(default_factory=lambda: _env("EMBED_BACKEND", "onnx"))
     embed_batch: int = field(default_factory=lambda: int(_env("EMBED_BATCH", "16")))
-    pii_max_batch: int = field(default_factory=lambda: int(_env("PII_MAX_BATCH", "100")))
+    pii_max_batch: int = field(default_factory=lambda: int(_env("PII_MAX_BATCH", "16")))
     embed_threads: int = field(default_factory=lambda: int(_env("EMBED_THREADS", "0")))
     embed_window: int = field(default_factory=lambda: int(_env("EMBED_WINDOW", "128")))
     embed_max_wait_ms: int = field(default_factory=lambda: int(_env("EMBED_MAX_WAIT_MS", "200")))
