@@ -149,6 +149,7 @@ def test_a_place_the_gazetteer_cannot_place_goes_to_the_country_it_belongs_to():
     assert place.generalize("Zakroczym", "Location", "place", "PL") == "Poland"
     assert place.generalize("Zakroczym", "Location", "place") == "the place"
     assert place.generalize("Gdańsk", "Location", "city", "TR") == "Poland"  # its own country first
+    assert place.generalize("Kartal Prison", "Location", "prison", "TR") == "the prison"  # says more than Turkey
 
 
 @pytest.mark.parametrize("value, kind, expected", [

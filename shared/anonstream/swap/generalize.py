@@ -221,9 +221,9 @@ class PlaceGeneralizer(Generalizer):
     """A place one step up the geographic hierarchy: a city or a US state to its country, a country to its
     continent (``level: country``); or straight to the continent (``level: continent``). "Gdańsk, Poland" is
     read from its most general known part. An unknown place gets its kind as a common noun when it has one
-    ("the city", "the region", "the facility"), else ``fallback`` (default "the place"). A place it cannot
-    place (a small town) goes to ``country`` when the pii stage knew it ("lives in Zakroczym" → "lives in
-    Poland"), a step that stays true."""
+    ("the city", "the region", "the facility"), else ``fallback`` (default "the place"). A town or region it
+    cannot place goes to ``country`` when the pii stage knew it ("lives in Zakroczym" → "lives in Poland"), a
+    step that stays true; a facility, prison, hospital or street keeps its kind ("in the prison")."""
 
     name = "place"
 
@@ -247,10 +247,12 @@ class PlaceGeneralizer(Generalizer):
             if code and code.casefold() in countries:
                 country, continent = countries[code.casefold()]
                 return _country_phrase(country) if self.level == "country" else continent or self.fallback
+        if kind in ("facility", "street", "prison", "hospital"):  # "in the prison" says more than "in Turkey"
+            return f"the {kind}"
         if country and country.casefold() in countries:  # a town GeoNames does not list: its document's country
             name, continent = countries[country.casefold()]
             return _country_phrase(name) if self.level == "country" else continent or self.fallback
-        return f"the {kind}" if kind in ("city", "region", "facility", "street", "prison", "hospital") else self.fallback
+        return f"the {kind}" if kind in ("city", "region") else self.fallback
 
 
 # Head nouns that say what kind of organisation a name is, and the generic words that may qualify them.
