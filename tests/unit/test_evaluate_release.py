@@ -289,3 +289,12 @@ def test_a_slice_of_the_gold_documents_is_scored_alone():
     assert [d.doc_id for d in docs] == ["b", "c"] and [o[0] for o in out] == ["b", "c"]
     s = evaluate_release(docs, dict(out), tagger=lambda lines: [[] for _ in lines])
     assert s.n_scored_documents == 2 and s.survival["QUASI"].survived == 1
+
+
+def test_a_place_generalized_to_its_country_is_no_swap_to_judge():
+    from anonstream.evaluation.release import is_country_generalization
+
+    assert is_country_generalization("Zakroczym", "Poland")
+    assert is_country_generalization("Bochum", "German")  # "the Bochum prosecutor" -> "the German prosecutor"
+    assert not is_country_generalization("Turkey", "Poland")  # a country swapped for a country is judged
+    assert not is_country_generalization("Izmir", "Istanbul")

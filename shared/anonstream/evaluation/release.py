@@ -17,7 +17,9 @@ This is the independent judge of a release (issue 9, item 4): it never reads the
   inside a ``replace`` block maps to the whole block).
 * **Kind kept.** For replaced QUASI and NO_MASK mentions whose new value is a named value — not a bracketed
   placeholder (``[PERSON_1]``, ``[Organization]``) and not a generalization into common words ("the regional
-  court", counted as ``generalized_phrase``: no tagger labels a common noun) — an independent NER tagger (spaCy ``en_core_web_md`` by default, any
+  court", counted as ``generalized_phrase``: no tagger labels a common noun) and not a place generalized to
+  its country ("Zakroczym" → "Poland", counted as ``generalized_to_country``: a step up the hierarchy that
+  changes the kind by design, not a swap) — an independent NER tagger (spaCy ``en_core_web_md`` by default, any
   callable ``lines -> [[(start, end, label), ...], ...]``) labels the old value in the original line and
   the new value in the sanitized line: the entity overlapping the span most. No entity on the old value:
   skipped (counted); none on the new value: ``NONE`` (a disagreement). Kind kept = agree / judged.
@@ -173,6 +175,22 @@ def is_common_phrase(value: str) -> bool:
     return bool(words) and not any(ch.isdigit() for ch in value) and not any(w[0].isupper() for w in words[1:]) \
         and (not words[0][0].isupper() or words[0].lower() in ("the", "a", "an", "several")
              or (len(words) > 1 and words[0].lower() in _ROLE_TITLES))
+
+
+_POSSESSIVE_END = re.compile(r"[’']s?$")
+
+
+def is_country_generalization(old: str, new: str) -> bool:
+    """A place generalized to its country ("Zakroczym" → "Poland", "the Bochum prosecutor" → "the German
+    prosecutor"): the new value names a country or its people, the old one does not. A step up the place
+    hierarchy, not a swap: it changes the kind by design (a town becomes a country), so the kind judgement,
+    which asks whether a swapped value is the same sort of thing, leaves it out (counted)."""
+    from ..pii.policy import country_of
+
+    def names_country(value: str) -> bool:
+        return country_of(_POSSESSIVE_END.sub("", re.sub(r"^the\s+", "", value.strip(), flags=re.I))) is not None
+
+    return names_country(new) and not names_country(old)
 
 
 def best_label(entities: Sequence[tuple[int, int, str]], start: int, end: int) -> str | None:
@@ -548,6 +566,9 @@ def evaluate_release(
                 continue
             if is_common_phrase(diff.new[new_span[0]:new_span[1]]):
                 skip("generalized_phrase")
+                continue
+            if is_country_generalization(dm.mention.span_text, diff.new[new_span[0]:new_span[1]]):
+                skip("generalized_to_country")
                 continue
             candidates.append((dm, diff, new_span))
 
