@@ -16,6 +16,7 @@
 | ANONSTREAM_ONNX_CACHE | $XDG_CACHE_HOME/anonstream/onnx | where the ONNX export of the embedding model is written on first use (embedding_onnx.py) |
 | ANONSTREAM_EMBED_BATCH | 16 | model batch size (texts per forward pass) |
 | ANONSTREAM_PII_MAX_BATCH | 16 | most records per batch of the pii service (the others take 100): embed starts on a long document's first chunks while pii works on the rest (benchmarks/results/latency.md) |
+| ANONSTREAM_BLAS_THREADS | 1 | numpy's BLAS threads in `anonstream run` and the services (0: OpenBLAS's default, one per core; its idle threads spin, and on 2 shared cores the pii stage then took 3.7x the CPU) |
 | ANONSTREAM_EMBED_THREADS | 0 | ONNX Runtime intra-op threads of the embed stage (0: one per physical core) |
 | ANONSTREAM_EMBED_WINDOW | 128 | records per embed call; the encoder sorts a window by length before cutting model batches, which saves padding |
 | ANONSTREAM_EMBED_MAX_WAIT_MS | 200 | longest wait to fill an embedding window |
@@ -94,6 +95,7 @@ class Settings:
     embed_backend: str = field(default_factory=lambda: _env("EMBED_BACKEND", "onnx"))
     embed_batch: int = field(default_factory=lambda: int(_env("EMBED_BATCH", "16")))
     pii_max_batch: int = field(default_factory=lambda: int(_env("PII_MAX_BATCH", "16")))
+    blas_threads: int = field(default_factory=lambda: int(_env("BLAS_THREADS", "1")))
     embed_threads: int = field(default_factory=lambda: int(_env("EMBED_THREADS", "0")))
     embed_window: int = field(default_factory=lambda: int(_env("EMBED_WINDOW", "128")))
     embed_max_wait_ms: int = field(default_factory=lambda: int(_env("EMBED_MAX_WAIT_MS", "200")))

@@ -129,3 +129,23 @@ def test_records_between_stages_are_validated_once_and_inputs_always():
     assert seen[2:] == [("t.chunks.v1", False), ("t.dead-letter.v1", False)]
     with pytest.raises(contracts.RecordInvalid):
         contracts.validate(topics.CHUNKS.schema, chunk)
+
+
+def test_blas_limit_sets_and_restores_the_blas_threads():
+    from threadpoolctl import threadpool_info
+
+    from anonstream.runtime.wiring import blas_limit
+
+    def blas_threads():
+        return {info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"}
+
+    import numpy  # noqa: F401 - loads OpenBLAS
+
+    before = blas_threads()
+    assert blas_limit(0) is None and blas_threads() == before
+    handle = blas_limit(1)
+    try:
+        assert blas_threads() == {1}
+    finally:
+        handle.restore_original_limits()
+    assert blas_threads() == before

@@ -29,7 +29,7 @@ from ..config import Settings
 from ..stages.base import Emit, InputMessage, Stage, StageDriver
 from ..swap.summary import summarize
 from ..topics import Topic
-from .wiring import build_stages, in_memory_stores
+from .wiring import blas_limit, build_stages, in_memory_stores
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +188,7 @@ def run(input_path: Path, output_path: Path, report_path: Path | None = None,
         batch_documents: int = 16, progress: bool = True) -> RunReport:
     """Run the whole pipeline on a JSONL file of documents; write sanitized documents as JSONL."""
     settings = settings or Settings()
+    blas_limit(settings.blas_threads)
     stores = in_memory_stores(settings)
     stages = build_stages(settings, stores)
     pipeline = EmbeddedPipeline(stages, settings.topic_prefix, background="embed" if settings.run_overlap else None)

@@ -45,7 +45,7 @@ from ..stores.base import StoreUnavailable
 from . import kafka
 from .dashboard import dashboard_routes
 from .metrics import ServiceMetrics, serve
-from .wiring import build_stage, redis_stores
+from .wiring import blas_limit, build_stage, redis_stores
 
 log = logging.getLogger(__name__)
 
@@ -274,6 +274,7 @@ class StageService:
 
 
 def run_service(name: str, settings: Settings) -> int:
+    blas_limit(settings.blas_threads)
     stores = redis_stores(settings, name)
     stage = build_stage(name, settings, stores)
     service = StageService(StageDriver(stage, settings.topic_prefix), settings)
