@@ -1,7 +1,8 @@
 """Where the time of ``anonstream run`` goes, per stage, in variants of the run side by side (issue 13, item 7):
 ``torch`` / ``onnx`` (one stage at a time, torch or ONNX Runtime int8 embedding; ``onnx`` is the default) and
 ``onnx-overlap`` / ``onnx-overlap-1t`` (embed on a worker thread overlapping the other stages,
-``ANONSTREAM_RUN_OVERLAP=1``, with ONNX Runtime's default threads or one).
+``ANONSTREAM_RUN_OVERLAP=1``, with ONNX Runtime's default threads or one); ``onnx-blas-default``: numpy's BLAS
+with OpenBLAS's own thread count instead of ``ANONSTREAM_BLAS_THREADS=1``.
 
 Each run is ``anonstream.runtime.embedded.run`` on the same documents in a fresh child process (its own
 model loads, caches and RSS) with the variant's environment; the stage timers are those of
@@ -32,6 +33,8 @@ from anonstream.runtime import wiring
 VARIANTS = {
     "torch": {"ANONSTREAM_EMBED_BACKEND": "torch", "ANONSTREAM_RUN_OVERLAP": "0"},
     "onnx": {"ANONSTREAM_EMBED_BACKEND": "onnx", "ANONSTREAM_RUN_OVERLAP": "0"},
+    "onnx-blas-default": {"ANONSTREAM_EMBED_BACKEND": "onnx", "ANONSTREAM_RUN_OVERLAP": "0",
+                          "ANONSTREAM_BLAS_THREADS": "0"},
     "onnx-overlap": {"ANONSTREAM_EMBED_BACKEND": "onnx", "ANONSTREAM_RUN_OVERLAP": "1", "ANONSTREAM_EMBED_THREADS": "0"},
     "onnx-overlap-1t": {"ANONSTREAM_EMBED_BACKEND": "onnx", "ANONSTREAM_RUN_OVERLAP": "1",
                         "ANONSTREAM_EMBED_THREADS": "1"},
@@ -84,7 +87,7 @@ def main() -> int:
                         help="train: data/sample/tab-train-100.jsonl (default); dev: the unseen TAB dev texts")
     parser.add_argument("--presidio", action="store_true",
                         help="Presidio analyze+anonymize on the same documents once per pair, ratios within the pair")
-    parser.add_argument("--variants", default="onnx,onnx-overlap-1t",
+    parser.add_argument("--variants", default="onnx-blas-default,onnx",
                         help=f"comma-separated, the first is the baseline of the ratios (of {', '.join(VARIANTS)})")
     parser.add_argument("--child", choices=VARIANTS, help=argparse_suppress())
     args = parser.parse_args()
