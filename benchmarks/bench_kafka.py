@@ -333,6 +333,15 @@ async def produce(settings: Settings, docs: list[dict], rate_per_s: float | None
     return sent, slip
 
 
+def stop_all(reader: "Reader | None", services: "Services | None", infra: "Infra") -> None:
+    """Close the reader, stop the services, then the broker and Redis (in that order: no consumer left behind)."""
+    if reader is not None:
+        reader.close()
+    if services is not None:
+        services.stop()
+    infra.down()
+
+
 def run_phase(name: str, docs: list[dict], settings: Settings, services: Services, reader: Reader,
               infra_pids: dict[str, int], rate_per_s: float | None = None, timeout_s: float = 600) -> Phase:
     common.log(f"phase {name}: {len(docs)} documents" + (f" at {rate_per_s:.3f}/s" if rate_per_s else " at once"))
@@ -595,11 +604,7 @@ def main() -> int:
         actions = dict(reader.seen.actions)
         vectors = np.asarray(reader.seen.vectors, dtype=np.float32)
     finally:
-        if reader is not None:
-            reader.close()
-        if services is not None:
-            services.stop()
-        infra.down()
+        stop_all(reader, services, infra)
     common.log("services and infrastructure stopped")
 
     sbs = side_by_side(dev, rounds)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import common
 import kafka_model
-from bench_kafka import (Infra, Reader, Services, create_topics, latency_rows, release_with_wait, run_phase,
+from bench_kafka import (Infra, Reader, Services, create_topics, latency_rows, release_with_wait, run_phase, stop_all,
                          segment_rows, tagged)
 from anonstream.config import Settings
 from anonstream.runtime import launch
@@ -71,11 +71,7 @@ def main() -> int:
                 phases[batch].append(run_phase(f"pii-batch-{batch}", docs, settings, services, reader,
                                                infra_pids, rate_per_s=args.rate))
     finally:
-        if reader is not None:
-            reader.close()
-        if services is not None:
-            services.stop()
-        infra.down()
+        stop_all(reader, services, infra)
     res = common.Results("latency", "Services' latency at a fixed rate: pii batch size variants (issue 13)",
                          args.quick)
     res.add(__doc__.split("\n", 1)[1].strip())
