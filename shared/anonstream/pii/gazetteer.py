@@ -412,7 +412,7 @@ class GazetteerRecognizer(Recognizer):
         for s, e, entry, surface in self.matcher.finditer(text):
             score = self.score
             if entry.subtype == "OCCUPATION":
-                if surface.lower() in _ADJECTIVE_OCCUPATIONS and _LOWER_WORD_AFTER.match(text, e):
+                if surface.lower() in _ADJECTIVE_OCCUPATIONS and QUALIFIED_WORD_AFTER.match(text, e):
                     continue  # "the principal public prosecutor", "a private security guard": an adjective there
                 score = 0.7
                 s = self._extend_left(text, s)
@@ -432,7 +432,10 @@ most less
 # Occupations that are also adjectives: followed by a lower-case word they qualify it ("principal public
 # prosecutor"), they name no occupation.
 _ADJECTIVE_OCCUPATIONS = frozenset("principal private general major".split())
-_LOWER_WORD_AFTER = re.compile(r"[ \t]+(?!(?:of|and|or|but|in|at|to|for|with|by|on|from|who|was|is|were|are|had|has)\b)[a-z]")
+# A lower-case word that is not a function word next: the word before it qualifies it ("principal public
+# prosecutor", "Turkish prisons"), it is no noun of its own.
+QUALIFIED_WORD_AFTER = re.compile(r"[ \t]+(?!(?:of|and|or|but|nor|as|in|at|to|for|with|by|on|from|who|which|that|"
+                                  r"was|is|were|are|had|has)\b)[a-z]")
 
 
 # Roles that are the subject's occupation or office only in predicate context ("he was a lawyer",

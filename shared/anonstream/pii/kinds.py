@@ -38,7 +38,7 @@ import functools
 import re
 
 from ..records import EntitySpan
-from .gazetteer import city_country, city_population, country_data
+from .gazetteer import QUALIFIED_WORD_AFTER, city_country, city_population, country_data
 
 # Head noun of an organisation's name -> its kind. One word each; plural forms included.
 ORG_HEAD_KINDS: dict[str, str] = {
@@ -216,14 +216,12 @@ director head chief leader secretary ambassador commissioner deputy speaker chan
 representative editor-in-chief rector dean commander""".split())
 # A nationality word used as a noun after these is the language spoken ("had spoken in Kurdish").
 _LANGUAGE_BEFORE = re.compile(r"\b(?:in|speak|speaks|spoke|spoken|speaking|use of|into|from)\s+$", re.I)
-# "Turkish prisons", "the German language": a lower-case word (not a function word) after it makes it an adjective
-_WORD_AFTER = re.compile(r"^[ \t]+(?!(?:and|or|but|nor|as|in|at|to|with|for|by|on|is|was|were|are|which|that|who)\b)[a-z]")
 
 
 def position_head(surface: str) -> str | None:
     """The office a position names ("Mayor of the Dominowo Commune" → "mayor", "Prime Minister" → "minister",
     "district leader" → "leader"), or None when the value names no office."""
-    words = _WORD.findall(re.split(r"\s+(?:of|for|to)\s+", _LEADING_THE.sub("", surface.strip()), maxsplit=1)[0])
+    words = _WORD.findall(org_head(surface))
     head = words[-1].casefold() if words else ""
     return head if head in POSITION_HEADS or head.replace("‑", "-") in POSITION_HEADS else None
 
@@ -232,7 +230,7 @@ def demographic_kind(surface: str, subtype: str = "", before: str = "", after: s
     if subtype == "OCCUPATION":
         return "position" if position_head(surface) else "occupation"
     words = [w.casefold() for w in _WORD.findall(surface)]
-    adjective = bool(_WORD_AFTER.match(after))  # "the German language", "Turkish prisons"
+    adjective = bool(QUALIFIED_WORD_AFTER.match(after))  # "the German language", "Turkish prisons"
     if not adjective and (subtype == "LANGUAGE" or len(words) == 1 and _LANGUAGE_BEFORE.search(before)):
         return "language"
     if any(w in RELIGIONS for w in words):
