@@ -29,6 +29,14 @@ def _unit_rows(n, d, seed):
     return X / np.linalg.norm(X, axis=1, keepdims=True)
 
 
+def _clustered_rows(n, d, k, seed):
+    """``n`` unit rows around ``k`` random directions: a 3-component fit keeps its 3 components (on rows with no
+    groups at all, EM drops components that collapse onto single points, mixture/em.py ``max_rho``)."""
+    rng = np.random.default_rng(seed)
+    X = np.repeat(_unit_rows(k, d, seed + 1), -(-n // k), axis=0)[:n] + 0.15 * rng.normal(size=(n, d))
+    return (X / np.linalg.norm(X, axis=1, keepdims=True)).astype(np.float32)
+
+
 def _chunks(X):
     return [(None, Chunk("d", i, len(X), "t", 0, 1, entities=[],
                          embedding={"model": "m", "dim": X.shape[1], "vector": x.tolist()}))
@@ -38,7 +46,7 @@ def _chunks(X):
 def test_registry_versions_are_atomic_pruned_and_hot_swapped(client, tenant):
     registry = redis_state.RedisModelRegistry(client, tenant, keep=2)
     stage = ClusterStage(registry, k=2)
-    X = _unit_rows(40, 8, 0)
+    X = _clustered_rows(40, 8, 3, 0)
     first = stage.process(_chunks(X))  # no model yet: bootstrap publishes version 1
     assert registry.current_version() == 1 and stage.model_version == 1
     assert all("previous" not in emits[-1].value["cluster"] for emits in first)
