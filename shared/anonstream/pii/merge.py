@@ -55,7 +55,8 @@ def _junk_name(surface: str, typ: str) -> bool:
     return words[0][0].islower() and words[0].lower() not in _JOINERS
 
 
-_LOWER_WORDS = re.compile(r"[a-zß-öø-ÿ\u0100-\u017f]+(?: [a-zß-öø-ÿ\u0100-\u017f]+){0,3}")
+LOWER = "a-zß-öø-ÿ\u0100-\u017f"  # lower-case Latin letters, Latin Extended-A included ("ł", "ş", "ğ")
+_LOWER_WORDS = re.compile(rf"[{LOWER}]+(?: [{LOWER}]+){{0,3}}")
 
 
 def is_native_name(inner: str) -> bool:
@@ -273,7 +274,7 @@ def extend_to_head_noun(text: str, d: Detection, limit: int) -> Detection:
 _CAP_WORDS = rf"[{UPPER}][\w'’-]*(?: [{UPPER}][\w'’-]*)?"
 # a nickname or a former name between a person's names: "Patrick 'Nobby' Clarke", "Laetitia Cardier (Sabiha) Bakırcı"
 _NICKNAME_GAP = re.compile(rf"^ (?:['‘“\"]{_CAP_WORDS}['’”\"]|\({_CAP_WORDS}\)) $")
-_ABBREVIATED_NAME = re.compile(rf"\b[{UPPER}][a-zß-ÿ\u0100-\u017f]{{1,2}}$")  # "Cz" of "Mr Cz. Sławski"
+_ABBREVIATED_NAME = re.compile(rf"\b[{UPPER}][{LOWER}]{{1,2}}$")  # "Cz" of "Mr Cz. Sławski"
 
 
 def joins_person(text: str, prev: Detection, d: Detection) -> bool:
