@@ -9,7 +9,7 @@ import pytest
 from anonstream.detector.cli import find_data_root, training_corpus
 from anonstream.detector.data import (TUNE, VALIDATION, AnnotatedText, dev_half, kfold, load_dev_stopgap,
                                       non_overlapping, paragraphs)
-from anonstream.detector.metrics import score_corpus, score_document
+from anonstream.detector.metrics import agreement, score_corpus, score_document
 from anonstream.detector.recognizer import LearnedSpanRecognizer, resolve_detector
 from anonstream.pii.base import Detection
 
@@ -141,3 +141,28 @@ def test_tiny_model_trains_saves_loads_and_runs_in_the_engine(tmp_path):
     assert any(s.type == "CODE" and s.identifier_type == "DIRECT" for s in result)
     windowed = LearnedSpanRecognizer(rec.nlp, windows=True)  # every mention here has a trigger token
     assert {(d.start, d.end, d.type) for d in windowed.analyze(text)} == found
+
+
+def test_agreement_scores_every_ordered_pair_of_annotators_and_weighs_each_document_once():
+    text = "x" * 40
+    a = AnnotatedText("d1", text, ((0, 10, "PERSON"), (20, 30, "CODE")), "t")
+    b = AnnotatedText("d1", text, ((0, 10, "PERSON"),), "t")
+    c = AnnotatedText("d2", text, ((5, 9, "LOC"),), "t")
+    d = AnnotatedText("d2", text, ((5, 9, "LOC"),), "t")
+    pooled, doc_recall, doc_precision = agreement([{"a1": a, "a2": b}, {"a1": c, "a3": d}])
+    # d1: b against a finds PERSON, misses CODE (1/2); a against b finds PERSON (1/1), precision 10/20
+    # d2: identical layers, both directions perfect
+    assert pooled.mentions == {"PERSON": 2, "CODE": 1, "LOC": 2}
+    assert pooled.recall_by_type() == {"CODE": 0.0, "LOC": 1.0, "PERSON": 1.0}
+    assert doc_recall == [pytest.approx(0.75), 1.0]
+    assert doc_precision == [pytest.approx(0.75), 1.0]
+    assert agreement([{"only": a}]) == (pooled.__class__(), [], [])  # one annotator: nothing to compare
+
+
+@needs_data
+def test_tab_layers_are_the_documents_with_several_annotators():
+    from anonstream.detector.data import load_tab_layers
+
+    docs = load_tab_layers(DATA / "tab" / "echr_train_first100.json")
+    assert len(docs) == 21 and all(len(layers) >= 2 for layers in docs)
+    assert all(len({item.doc_id for item in layers.values()}) == 1 for layers in docs)

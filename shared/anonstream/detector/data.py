@@ -47,6 +47,20 @@ def load_tab_mentions(path: str | Path, source: str = "tab-train") -> list[Annot
     return out
 
 
+def load_tab_layers(path: str | Path, source: str = "tab-train") -> list[dict[str, AnnotatedText]]:
+    """TAB-format documents with two or more annotators: per document, every annotator's complete mention list
+    (``{annotator: AnnotatedText}``), for the inter-annotator agreement (``metrics.agreement``)."""
+    out = []
+    for doc in load_tab(path):
+        if len(doc.annotations) < 2:
+            continue
+        out.append({annotator: AnnotatedText(doc.doc_id, doc.text,
+                                             _clean(doc.text, [(m.start, m.end, m.entity_type) for m in layer]),
+                                             source)
+                    for annotator, layer in doc.annotations.items()})
+    return out
+
+
 def load_dev_stopgap(folder: str | Path) -> list[AnnotatedText]:
     """The 127 TAB dev texts with TAE's "Manual" spans (one annotator's full mention list), in doc-id order."""
     folder = Path(folder)

@@ -3,7 +3,10 @@
 * **mention recall** — a gold mention is found when at least ``coverage`` (90 %) of its characters lie inside
   the union of the detected spans (any detected type); overall and per gold type;
 * **character precision** — the share of detected characters (union of the detected spans) that lie inside some
-  gold mention; overall and per detected type (characters of spans of that type).
+  gold mention; overall and per detected type (characters of spans of that type);
+* **inter-annotator agreement** (``agreement``) — the same two scores with one human annotator's mentions as the
+  detection and another's as the gold, over every ordered pair of annotators of a document: what a second
+  careful human reaches against "one annotator's full mention list", the yardstick issue 15 scores us by.
 
 Masking decisions (DIRECT/QUASI/NO_MASK) play no part: these score the detector, not the policy
 (``anonstream.evaluation.tab`` scores the decisions with TAB's official metrics).
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import permutations
 from typing import Mapping, Sequence
 
 from .data import AnnotatedText
@@ -75,3 +79,28 @@ def score_corpus(items: Sequence[AnnotatedText], detected: Mapping[str, Sequence
     for item in items:
         total.add(score_document(item, detected.get(item.doc_id, ()), coverage))
     return total
+
+
+def agreement(documents: Sequence[Mapping[str, AnnotatedText]], coverage: float = 0.9) -> tuple[SpanScores, list[float],
+                                                                                                list[float]]:
+    """Annotators scored against each other: per document (``{annotator: mentions}``, two or more), every ordered
+    pair (gold a, detection b) by ``score_document``. Returns the counts pooled over all pairs, and per document
+    the mean recall and the mean character precision over its pairs (each document weighted once, however many
+    annotators it has)."""
+    pooled = SpanScores()
+    doc_recall: list[float] = []
+    doc_precision: list[float] = []
+    for layers in documents:
+        recalls, precisions = [], []
+        for gold, other in permutations(layers.values(), 2):
+            scores = score_document(gold, other.spans, coverage)
+            pooled.add(scores)
+            if scores.recall is not None:
+                recalls.append(scores.recall)
+            if scores.precision is not None:
+                precisions.append(scores.precision)
+        if recalls:
+            doc_recall.append(sum(recalls) / len(recalls))
+        if precisions:
+            doc_precision.append(sum(precisions) / len(precisions))
+    return pooled, doc_recall, doc_precision
