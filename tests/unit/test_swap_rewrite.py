@@ -175,6 +175,11 @@ def test_a_generalized_phrase_fits_its_left_edge(text, start, value, expected):
     ("in Bochum and", "Germany", "Germany"),  # a place: the country's name
     ("the Bochum prosecutor", "Antalya", "Antalya"),  # no country: unchanged
     ("the Bochum Regional Court", "Germany", "Germany"),  # capitalized next word: part of a name, not a modifier
+    ("the Bochum prosecuting authorities", "Germany", "German"),
+    ("the Bochum had tried him", "Germany", "Germany"),  # an auxiliary: the value heads its phrase
+    ("the Bochum ordered his release", "Germany", "Germany"),  # a past-tense verb
+    ("the Bochum subsequently ordered", "Germany", "Germany"),  # an adverb
+    ("the Bochum and the", "Germany", "Germany"),
 ])
 def test_a_country_in_a_modifier_slot_reads_as_its_adjective(text, value, expected):
     from anonstream.swap.rewrite import _fit
@@ -182,6 +187,24 @@ def test_a_country_in_a_modifier_slot_reads_as_its_adjective(text, value, expect
     start = text.index("Bo") if "Bo" in text else text.index("An")
     end = start + len(text[start:].split(" ")[0])
     assert _fit(text, start, value, end=end) == expected
+
+
+def test_the_before_a_place_goes_when_the_place_becomes_a_country_that_takes_no_article():
+    # 001-59518 had read "the Assize Court of the Swiss had tried" and "before the President of the Swiss for the
+    # Switzerland": the country's adjective where no noun followed, and "the" left before the country's name
+    c = make_chunk("d", 0, "The court of the {LOC:Canton of Geneva} had tried him; the {LOC:Canton of Geneva} "
+                           "prosecuting authorities and the {LOC:Canton} agreed, as did the {LOC:Drenthe}.")
+    an = analyze(c, R)
+    sites = [s for s in an.sites if s.category == "Location"]
+    new = {"Canton of Geneva": "Switzerland", "Canton": "Switzerland", "Drenthe": "the Netherlands"}
+    result = rewrite.apply(c.text, c.entities, rewrite.plan_map(sites, new.get, rewrite.OP_GENERALIZE))
+    assert result.text == ("The court of Switzerland had tried him; the Swiss prosecuting authorities and "
+                           "Switzerland agreed, as did the Netherlands.")
+    _consistent(result)
+    text = result.text
+    for change, old in sorted(zip(result.changes, result.old), key=lambda co: -co[0]["start"]):
+        text = text[:change["start"]] + old + text[change["end"]:]
+    assert text == c.text
 
 
 def test_a_city_under_another_of_its_names_is_the_same_value():

@@ -211,6 +211,13 @@ def _country_adjectives() -> dict[str, str]:
     return {name.casefold(): first[iso3] for name, iso3 in data["countries"].items() if iso3 in first}
 
 
+def is_bare_country_name(value: str) -> bool:
+    """Whether ``value`` names a country that reads without "the" ("Switzerland", not "Netherlands" or "United
+    States")."""
+    return (country_adjective(value) is not None and not value[:4].casefold() == "the "
+            and _country_phrase(value) == value)
+
+
 def country_adjective(name: str) -> str | None:
     """The adjective of the country called ``name`` ("Germany" → "German"; "the Netherlands" → "Dutch"), or
     None when ``name`` is no country or its adjective is unknown."""

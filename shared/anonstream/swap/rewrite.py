@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..records import EntitySpan
-from .generalize import country_adjective
+from .generalize import country_adjective, is_bare_country_name
 from .tuples import Mention, Site, is_acronym, norm_key
 
 _BARE_APOSTROPHE = re.compile(r"^['’](?![A-Za-z])")
@@ -46,6 +46,7 @@ _ENDS_WITH_DETERMINER = re.compile(
     r"no)\s+$|\w['’]s\s+$", re.I)  # a possessive is a determiner too ("Denmark's the union")
 _STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
 _ON_BEFORE = re.compile(r"\b([Oo])n +$")
+_THE_WORD_BEFORE = re.compile(r"\b[Tt]he +$")
 _GLOSS = re.compile(r"\s*\([^()]*\)$")  # a trailing parenthetical: "Zurich (Geschworenengericht)", "PKK (the ...)"
 _MONTH_OR_YEAR = re.compile(r"^(?:(?:January|February|March|April|May|June|July|August|September|October|November|"
                             r"December)(?: \d{4})?|\d{4})$")
@@ -203,7 +204,26 @@ def _sentence_start(text: str, start: int) -> bool:
 
 
 _THE_BEFORE = re.compile(r"(?:^|\W)the $", re.I)
-_NOUN_AFTER = re.compile(r"^ [a-z]")
+_NEXT_WORD = re.compile(r"^ ([a-z][a-z'’-]*)")
+# words that cannot follow a modifier: a value followed by one is the head of its phrase, not a modifier ("the
+# Canton of Geneva had tried" -> "Switzerland had tried", not "the Swiss had tried")
+_NOT_A_HEAD = frozenset("""
+had has have having was were is are be been being will would shall should can could may might must do does did
+and or but nor for of in on at to from by with within without into onto upon about against between among through
+during before after since until than that which who whom whose where when while as if because although though so
+yet not also then there this these those its his her their our your my itself
+""".split())
+
+
+def _modifies_next_word(text: str, end: int) -> bool:
+    """Whether the value ending at ``end`` qualifies the word after it ("the Bochum public prosecutor"): a
+    lower-case next word that is no function word, auxiliary, past-tense verb ("-ed": "the Canton ordered") or
+    adverb ("-ly")."""
+    word = _NEXT_WORD.match(text[end:end + 40])
+    if not word:
+        return False
+    w = word.group(1)
+    return w not in _NOT_A_HEAD and not w.endswith(("ed", "ly"))
 
 
 def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | None = None) -> str:
@@ -211,7 +231,7 @@ def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | N
     name used as a modifier reads as its adjective ("the Bochum public prosecutor" -> "the German public
     prosecutor", not "the Germany public prosecutor"); a leading "the" of the value dropped after a determiner
     in the text ("his the company"); a lower-case value capitalized at a sentence start only."""
-    if end is not None and _THE_BEFORE.search(text[max(0, start - 5):start]) and _NOUN_AFTER.match(text[end:end + 2]):
+    if end is not None and _THE_BEFORE.search(text[max(0, start - 5):start]) and _modifies_next_word(text, end):
         new_value = country_adjective(new_value) or new_value
     if _STARTS_WITH_THE.match(new_value):
         if first and _ENDS_WITH_DETERMINER.search(text[max(0, start - 9):start]):
@@ -249,10 +269,14 @@ _ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\W))([Aa])(n?) +$")
 def _lead(text: str, lo: int, start: int, old_value: str, new_value: str) -> tuple[str, str]:
     """The words right before a changed value that must change with it, as (old, new): "on 31 August 2006" ->
     "in August 2006" (a preposition before a value that became a month or a year); "an Italian" -> "a German"
-    (the indefinite article)."""
+    (the indefinite article); "the Canton of Geneva" -> "Switzerland" (a "the" before a country's bare name).
+    The value's own "the" ("the Netherlands") is ``_fit``'s."""
     if new_value == old_value:
         return "", ""
     before = text[lo:start]
+    the = _THE_WORD_BEFORE.search(before)
+    if the and is_bare_country_name(new_value):  # "of the Canton of Geneva" -> "of Switzerland", not "of the Switzerland"
+        return the.group(0), ""
     on = _ON_BEFORE.search(before)
     if on and _MONTH_OR_YEAR.match(new_value):
         old = on.group(0)
