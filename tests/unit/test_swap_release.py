@@ -161,6 +161,7 @@ def test_a_place_the_gazetteer_cannot_place_goes_to_the_country_it_belongs_to():
     ("Rights and Freedoms Party", "party", "the party"),  # "freedoms" names it, it is no kind of party
     ("Siemens", "company", "the company"),  # no kind in the name: the entity's kind (pii/kinds.py)
     ("Goldman Sachs", None, "the organisation"),
+    ("Indictment Division", None, "the indictment division"),  # a court's division (Geneva), not "the organisation"
 ])
 def test_kind_generalizer(value, kind, expected):
     assert build_generalizer({"name": "kind"}).generalize(value, "Organization", kind) == expected

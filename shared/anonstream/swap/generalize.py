@@ -266,13 +266,13 @@ class PlaceGeneralizer(Generalizer):
 ORG_KINDS = PUBLIC_BODY_HEADS | GROUP_HEADS | frozenset("""
 bank banks university hospital clinic company corporation corp firm institute foundation association union
 party church prison police army navy newspaper magazine club team school college academy agency airline
-fund trust society federation cooperative charity centre center laboratory studio network
+fund trust society federation cooperative charity centre center laboratory studio network division
 """.split())
 _KIND_MODIFIERS = frozenset("""
 regional district provincial supreme high higher appeal appeals appellate administrative constitutional civil
 criminal military state security assize magistrates magistrates' first instance labour employment commercial family
 city county municipal federal national public chief principal general central local savings investment private
-medical technical teaching children's research religious trade penitentiary remand detention
+medical technical teaching children's research religious trade penitentiary remand detention indictment
 """.split())
 
 
