@@ -199,7 +199,33 @@ def presidio_section(runs: dict[str, list[dict]], variants: tuple[str, ...], wor
         "while doing embedding, clustering, swapping and audit too.",
         common.table(["system", "words/s (wall)", "words per CPU-second", "÷ Presidio, wall (per pair)",
                       "÷ Presidio, CPU (per pair)"], rows),
+        embed_budget(runs, variants),
     ])
+
+
+def embed_budget(runs: dict[str, list[dict]], variants: tuple[str, ...]) -> str:
+    """What run ÷ Presidio = 1.0 asks of the embed stage with every other stage as it is, per pair: budget =
+    Presidio's seconds − the run's seconds outside embed (its ``handle``/``tick``/``drain`` wall time); the
+    embed stage's seconds ÷ that budget = how many times faster embed would have to be (none: the rest alone is
+    slower than Presidio)."""
+    rows = []
+    for variant in variants:
+        pairs = [(r, p) for r, p in zip(runs[variant], runs["presidio"]) if "embed" in r["stages"]]
+        if not pairs:
+            continue
+        embed = [r["stages"]["embed"]["wall"] for r, _ in pairs]
+        rest = [r["seconds"] - e for (r, _), e in zip(pairs, embed)]
+        budget = [p["seconds"] - x for (_, p), x in zip(pairs, rest)]
+        needed = [e / b if b > 0 else float("inf") for e, b in zip(embed, budget)]
+        rows.append([f"`{variant}`", common.spread([p["seconds"] for _, p in pairs], "{:.1f}"),
+                     common.spread(rest, "{:.1f}"), common.spread(embed, "{:.1f}"),
+                     common.spread(budget, "{:.1f}"),
+                     "**" + ("none (the rest alone is slower)" if min(budget) <= 0
+                             else common.spread(needed, "{:.1f}") + "×") + "**"])
+    return ("What the target asks of embed: with every other stage as it is, run ÷ Presidio = 1.0 leaves embed "
+            "Presidio's seconds minus the run's seconds outside embed (per pair).\n\n" + common.table(
+                ["variant", "Presidio s", "run outside embed s", "embed s", "embed budget s",
+                 "embed would have to be"], rows))
 
 
 def argparse_suppress() -> str:
