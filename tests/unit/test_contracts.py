@@ -66,3 +66,73 @@ def test_vectors_are_checked_for_type_length_and_finiteness():
     for expected, vector in cases.items():
         with pytest.raises(contracts.RecordInvalid, match=expected):
             contracts.validate("chunk-embedded.v1.json", _embedded(vector))
+
+
+# --- the fast validator decides as the reference does -----------------------------------------------------------
+
+_VALUES = (None, True, False, 0, 1, -1, 1.0, 0.5, -2.5, "", "x", "d1", "PERSON", "DIRECT", [], [1], {}, {"a": 1})
+
+
+def _clustered() -> dict:
+    return _chunk(embedding={"model": "m", "dim": 3, "vector": [0.1, 0.2, 0.3]},
+                  cluster={"model_version": 2, "component": 1, "posterior": 0.9, "log_density": -1.5,
+                           "previous": {"model_version": 1, "component": 0}})
+
+
+def _paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, prefix + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _paths(value, prefix + (i,))
+
+
+def _mutated(record, path, action, value):
+    import copy
+
+    out = copy.deepcopy(record)
+    if not path:
+        return value if action == "set" else out
+    parent = out
+    for step in path[:-1]:
+        parent = parent[step]
+    last = path[-1]
+    if action == "set":
+        parent[last] = value
+    elif action == "delete" and isinstance(parent, dict):
+        del parent[last]
+    elif action == "add" and isinstance(parent[last], dict):
+        parent[last]["unexpected"] = value
+    return out
+
+
+BASES = {"chunk.v1.json": _clustered, "chunk-pii.v1.json": _chunk, "chunk-embedded.v1.json": _clustered,
+         "chunk-clustered.v1.json": _clustered,
+         "document.v1.json": lambda: {"doc_id": "a", "text": "x", "metadata": {"a": 1}}}
+
+
+def test_the_fast_validator_decides_as_the_reference_on_every_single_mutation():
+    """Every path of a valid record of each schema set to each of a set of JSON values, deleted, or given an unknown
+    key: fastjsonschema accepts exactly what jsonschema (Draft 2020-12, the reference) accepts."""
+    import fastjsonschema
+
+    checked = disagreements = rejected = 0
+    for name, make in BASES.items():
+        base = make()
+        contracts.fast_validator(name)(base)  # the bases are valid
+        for path in list(_paths(base)):
+            for action, value in [("set", v) for v in _VALUES] + [("delete", None), ("add", 1)]:
+                record = _mutated(base, path, action, value)
+                try:
+                    contracts.fast_validator(name)(record)
+                    fast_ok = True
+                except fastjsonschema.JsonSchemaException:
+                    fast_ok = False
+                reference_ok = not list(contracts.validator(name).iter_errors(record))
+                checked += 1
+                rejected += not reference_ok
+                disagreements += fast_ok != reference_ok
+                assert fast_ok == reference_ok, (name, path, action, value)
+    assert checked > 2000 and rejected > 500 and disagreements == 0
