@@ -5,7 +5,7 @@ side (issue 13, item 6: p99 <= 2 s at half the maximum sustained load, swap wait
 service`` process, a read_committed reader, ``kafka_model.latency_segments``), only its latency phase: the first
 ``--documents`` TAB train documents (as bench_kafka's latency-docs phase) produced open loop at ``--rate``
 documents/s. The variants (``--variant LABEL=STAGE:VAR=VALUE[,VAR=VALUE]``) take turns round by round on the same
-services except the variant's stage, which is restarted with the variant's environment. Default: the embed
+services except the variant's stage (``all``: every stage), which is restarted with the variant's environment. Default: the embed
 service's longest wait to fill its window, ``ANONSTREAM_EMBED_MAX_WAIT_MS`` 200 (the default until this bench) vs
 20: at a low rate a window rarely fills, so each of a long document's pii batches waited the whole time before
 embed began on it. (An earlier run compared pii batch sizes: ``--variant pii-100=pii:ANONSTREAM_PII_MAX_BATCH=100``.)
@@ -41,8 +41,8 @@ def parse_variant(spec: str) -> Variant:
     label, sep, rest = spec.partition("=")
     stage, colon, assignments = rest.partition(":")
     pairs = [a.split("=", 1) for a in assignments.split(",") if a]
-    if not (sep and colon and label and stage in STAGE_NAMES and pairs and all(len(p) == 2 for p in pairs)):
-        raise ValueError(f"variant {spec!r}: LABEL=STAGE:VAR=VALUE[,VAR=VALUE] with STAGE one of {STAGE_NAMES}")
+    if not (sep and colon and label and stage in (*STAGE_NAMES, "all") and pairs and all(len(p) == 2 for p in pairs)):
+        raise ValueError(f"variant {spec!r}: LABEL=STAGE:VAR=VALUE[,VAR=VALUE], STAGE one of {STAGE_NAMES} or all")
     return Variant(label, stage, dict(pairs))
 
 
@@ -81,12 +81,14 @@ def main() -> int:
         run_phase("warmup", tagged(train[:8], "warm"), settings, services, reader, infra_pids)
         for r in range(args.rounds):
             for i, variant in enumerate(variants if r % 2 == 0 else variants[::-1]):
-                launch.stop_services([services.processes[variant.stage]])
-                log = services.log_path(variant.stage)  # a fresh log, so that readiness is the new process's
-                log.rename(log.with_suffix(f".{r}-{variant.label}.log"))
+                stages = list(STAGE_NAMES) if variant.stage == "all" else [variant.stage]
+                launch.stop_services([services.processes[stage] for stage in stages])
                 services.env = {**environment, **variant.env}
-                services.start(variant.stage)
-                services.wait_ready([variant.stage])
+                for stage in stages:
+                    log = services.log_path(stage)  # a fresh log, so that readiness is the new process's
+                    log.rename(log.with_suffix(f".{r}-{variant.label}.log"))
+                    services.start(stage)
+                services.wait_ready(stages)
                 services.env = environment  # the next variant's stage starts from the common environment
                 time.sleep(3)  # the group rebalance after the join
                 docs = tagged([{**d, "doc_id": f"{d['doc_id']}-{r}"} for d in train[:n]], f"v{i}r{r}")

@@ -50,7 +50,6 @@ from .wiring import blas_limit, build_stage, redis_stores
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH = 100
-DEFAULT_MAX_WAIT_MS = 50
 IDLE_POLL_MS = 500
 TICK_EVERY_S = 1.0
 STATS_EVERY_S = 30.0
@@ -225,8 +224,8 @@ class StageService:
         if self.stage.name == "embed":
             return self.settings.embed_window, self.settings.embed_max_wait_ms / 1000
         if self.stage.name == "pii":
-            return self.settings.pii_max_batch, DEFAULT_MAX_WAIT_MS / 1000
-        return DEFAULT_BATCH, DEFAULT_MAX_WAIT_MS / 1000
+            return self.settings.pii_max_batch, self.settings.max_wait_ms / 1000
+        return DEFAULT_BATCH, self.settings.max_wait_ms / 1000
 
     async def _poll_batch(self, consumer) -> dict:
         """Step 1: wait up to IDLE_POLL_MS for a first record, then keep polling until the batch is
