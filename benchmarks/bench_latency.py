@@ -91,6 +91,10 @@ def main() -> int:
                 services.wait_ready(stages)
                 services.env = environment  # the next variant's stage starts from the common environment
                 time.sleep(3)  # the group rebalance after the join
+                # a few documents through the restarted services first: their first records pay for the groups'
+                # assignment and the models' first calls, which the measured phase must not
+                run_phase(f"{variant.label}-warmup", tagged([{**d, "doc_id": f"{d['doc_id']}-w{r}"} for d in train[-4:]],
+                                                            f"w{i}r{r}"), settings, services, reader, infra_pids)
                 docs = tagged([{**d, "doc_id": f"{d['doc_id']}-{r}"} for d in train[:n]], f"v{i}r{r}")
                 words.update((d["doc_id"], len(d["text"].split())) for d in docs)
                 phases[variant.label].append(run_phase(variant.label, docs, settings, services, reader,
