@@ -19,7 +19,7 @@
 | ANONSTREAM_BLAS_THREADS | 1 | numpy's BLAS threads in `anonstream run` and the services (0: OpenBLAS's default, one per core; its idle threads spin, and on 2 shared cores the pii stage then took 3.7x the CPU) |
 | ANONSTREAM_EMBED_THREADS | 0 | ONNX Runtime intra-op threads of the embed stage (0: one per physical core) |
 | ANONSTREAM_EMBED_WINDOW | 128 | records per embed call; the encoder sorts a window by length before cutting model batches, which saves padding |
-| ANONSTREAM_MAX_WAIT_MS | 50 | longest wait to fill a batch in the other services (batches of 100, pii of ANONSTREAM_PII_MAX_BATCH) |
+| ANONSTREAM_MAX_WAIT_MS | 10 | longest wait to fill a batch in the other services (batches of 100, pii of ANONSTREAM_PII_MAX_BATCH); under load the batch fills without waiting, at a low rate every wait is latency (benchmarks/results/latency.md) |
 | ANONSTREAM_EMBED_MAX_WAIT_MS | 20 | longest wait to fill an embedding window (a window rarely fills at a low rate: every wait is latency) |
 | ANONSTREAM_RUN_OVERLAP | 0 | 1: `anonstream run` embeds each batch on a worker thread while the other stages work on the batches beside it (runtime/embedded.py); measured no faster on 2 cores (benchmarks/results/profile.md) |
 | ANONSTREAM_MIXTURE_FAMILY | pkb | pkb or scauchy |
@@ -99,7 +99,7 @@ class Settings:
     blas_threads: int = field(default_factory=lambda: int(_env("BLAS_THREADS", "1")))
     embed_threads: int = field(default_factory=lambda: int(_env("EMBED_THREADS", "0")))
     embed_window: int = field(default_factory=lambda: int(_env("EMBED_WINDOW", "128")))
-    max_wait_ms: int = field(default_factory=lambda: int(_env("MAX_WAIT_MS", "50")))
+    max_wait_ms: int = field(default_factory=lambda: int(_env("MAX_WAIT_MS", "10")))
     embed_max_wait_ms: int = field(default_factory=lambda: int(_env("EMBED_MAX_WAIT_MS", "20")))
     run_overlap: bool = field(default_factory=lambda: _env("RUN_OVERLAP", "0") != "0")
     mixture_family: str = field(default_factory=lambda: _env("MIXTURE_FAMILY", "pkb"))
