@@ -214,8 +214,7 @@ def _country_adjectives() -> dict[str, str]:
 def is_bare_country_name(value: str) -> bool:
     """Whether ``value`` names a country that reads without "the" ("Switzerland", not "Netherlands" or "United
     States")."""
-    return (country_adjective(value) is not None and not value[:4].casefold() == "the "
-            and _country_phrase(value) == value)
+    return country_adjective(value) is not None and _country_phrase(value) == value
 
 
 def country_adjective(name: str) -> str | None:
