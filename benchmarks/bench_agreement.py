@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 
 from anonstream.detector.cli import TAB_TRAIN, find_data_root  # noqa: E402
 from anonstream.detector.data import load_tab_layers  # noqa: E402
-from anonstream.detector.metrics import SpanScores, agreement, score_document  # noqa: E402
+from anonstream.detector.metrics import agreement, pooled_and_per_document, score_document  # noqa: E402
 from anonstream.detector.recognizer import SHIPPED  # noqa: E402
 from anonstream.pii.engine import PiiConfig  # noqa: E402
 from anonstream.records import TAB_TYPES  # noqa: E402
@@ -38,32 +38,17 @@ from bench_detector import MENTION_HEADER, OPERATING, Rules, fmt, mention_rows  
 from common import Results, arg_parser, log, table  # noqa: E402
 
 
-def against_each_annotator(documents, detected) -> tuple[SpanScores, list[float], list[float]]:
-    """``detected`` (doc id -> spans) scored against every annotator of every document: pooled, and per document the
-    mean recall / precision over its annotators."""
-    pooled = SpanScores()
-    doc_recall, doc_precision = [], []
-    for layers in documents:
-        scores = [score_document(gold, detected[gold.doc_id]) for gold in layers.values()]
-        for s in scores:
-            pooled.add(s)
-        doc_recall.append(statistics.mean(s.recall for s in scores if s.recall is not None))
-        doc_precision.append(statistics.mean(s.precision for s in scores if s.precision is not None))
-    return pooled, doc_recall, doc_precision
+def against_each_annotator(documents, detected):
+    """``detected`` (doc id -> spans) scored against every annotator of every document."""
+    return pooled_and_per_document([[score_document(gold, detected[gold.doc_id]) for gold in layers.values()]
+                                    for layers in documents])
 
 
-def union_of_others(documents) -> tuple[SpanScores, list[float], list[float]]:
+def union_of_others(documents):
     """Each annotator scored against the union of the other annotators' mentions of the document."""
-    pooled = SpanScores()
-    doc_recall, doc_precision = [], []
-    for layers in documents:
-        scores = [score_document(gold, [s for other, item in layers.items() if other != name for s in item.spans])
-                  for name, gold in layers.items()]
-        for s in scores:
-            pooled.add(s)
-        doc_recall.append(statistics.mean(s.recall for s in scores))
-        doc_precision.append(statistics.mean(s.precision for s in scores))
-    return pooled, doc_recall, doc_precision
+    return pooled_and_per_document([
+        [score_document(gold, [s for other, item in layers.items() if other != name for s in item.spans])
+         for name, gold in layers.items()] for layers in documents])
 
 
 def main(argv=None) -> int:

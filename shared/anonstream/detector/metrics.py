@@ -81,26 +81,28 @@ def score_corpus(items: Sequence[AnnotatedText], detected: Mapping[str, Sequence
     return total
 
 
-def agreement(documents: Sequence[Mapping[str, AnnotatedText]], coverage: float = 0.9) -> tuple[SpanScores, list[float],
-                                                                                                list[float]]:
-    """Annotators scored against each other: per document (``{annotator: mentions}``, two or more), every ordered
-    pair (gold a, detection b) by ``score_document``. Returns the counts pooled over all pairs, and per document
-    the mean recall and the mean character precision over its pairs (each document weighted once, however many
-    annotators it has)."""
+def pooled_and_per_document(per_document: Sequence[Sequence[SpanScores]]) -> tuple[SpanScores, list[float],
+                                                                                list[float]]:
+    """Scores of several comparisons per document: their counts pooled, and per document the mean recall and the
+    mean character precision over its comparisons (each document weighted once)."""
     pooled = SpanScores()
     doc_recall: list[float] = []
     doc_precision: list[float] = []
-    for layers in documents:
-        recalls, precisions = [], []
-        for gold, other in permutations(layers.values(), 2):
-            scores = score_document(gold, other.spans, coverage)
-            pooled.add(scores)
-            if scores.recall is not None:
-                recalls.append(scores.recall)
-            if scores.precision is not None:
-                precisions.append(scores.precision)
+    for scores in per_document:
+        for s in scores:
+            pooled.add(s)
+        recalls = [s.recall for s in scores if s.recall is not None]
+        precisions = [s.precision for s in scores if s.precision is not None]
         if recalls:
             doc_recall.append(sum(recalls) / len(recalls))
         if precisions:
             doc_precision.append(sum(precisions) / len(precisions))
     return pooled, doc_recall, doc_precision
+
+
+def agreement(documents: Sequence[Mapping[str, AnnotatedText]], coverage: float = 0.9) -> tuple[SpanScores, list[float],
+                                                                                                list[float]]:
+    """Annotators scored against each other: per document (``{annotator: mentions}``, two or more), every ordered
+    pair (gold a, detection b) by ``score_document``; ``pooled_and_per_document`` of those."""
+    return pooled_and_per_document([[score_document(gold, other.spans, coverage)
+                                     for gold, other in permutations(layers.values(), 2)] for layers in documents])
