@@ -443,9 +443,11 @@ def roofline(texts: list[str], rates: dict[tuple[int, str], float], threads: int
         "with these kernels (not reachable: the rest of the model takes time too).",
         f"The shipped `onnx-int8` at the measured kernel rates: its linear layers need {gemm_ms:.1f} ms per chunk "
         f"(two thirds of their MACs at the int8 FFN-in rate, the fp32 feed-forward output third at ONNX Runtime's "
-        f"fp32 rate); the stage spends {stage_ms:.1f} ms per chunk, so {100 * (1 - gemm_ms / stage_ms):.0f} % of "
-        "its time goes elsewhere (attention scores and softmax, layer norms, GELU, (de)quantizing activations, "
-        "tokenization, the stage's own code) — the part no faster GEMM shortens.",
+        f"fp32 rate); the stage spends {stage_ms:.1f} ms per chunk, so by this estimate "
+        f"{100 * (1 - gemm_ms / stage_ms):.0f} % of its time goes elsewhere (attention scores and softmax, layer "
+        "norms, GELU, (de)quantizing activations, tokenization, the stage's own code). The peaks and the stage rate "
+        "are taken at different moments of a shared machine, so the estimate moves with its load; ONNX Runtime's own "
+        "per-operator profile of the same exports is `bench_embed_ops.py` (`embed_ops.md`).",
     ])
 
 
