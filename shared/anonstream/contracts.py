@@ -4,8 +4,8 @@ Validation errors are reported by location and rule only (``$.chunk_index: minim
 the offending value, so an error message is safe to log and to put on a dead-letter record.
 
 Two validators of the same schemas: ``fastjsonschema`` compiles each schema (its references inlined) to Python
-code and decides, about 15x faster than ``jsonschema`` walks it (a chunk with 32 entities: 0.24 ms, 3.6 ms walked, the
-largest cost of the cluster service and 8 % of ``anonstream run``); a record it rejects is walked by ``jsonschema``
+code and decides, much faster than ``jsonschema`` walks it (the walk was the largest cost of the cluster stage:
+benchmarks/results/profile.md); a record it rejects is walked by ``jsonschema``
 (the reference, Draft 2020-12) for the places and rules of the message, and only a record the reference rejects
 too is invalid. tests/unit/test_contracts.py checks that the two decide alike.
 """
