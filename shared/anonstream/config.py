@@ -21,7 +21,7 @@
 | ANONSTREAM_EMBED_WINDOW | 128 | records per embed call; the encoder sorts a window by length before cutting model batches, which saves padding |
 | ANONSTREAM_MAX_WAIT_MS | 10 | longest wait to fill a batch in the other services (batches of 100, pii of ANONSTREAM_PII_MAX_BATCH); under load the batch fills without waiting, at a low rate every wait is latency (benchmarks/results/latency.md) |
 | ANONSTREAM_EMBED_MAX_WAIT_MS | 20 | longest wait to fill an embedding window (a window rarely fills at a low rate: every wait is latency) |
-| ANONSTREAM_RUN_OVERLAP | 0 | 1: `anonstream run` embeds each batch on a worker thread while the other stages work on the batches beside it (runtime/embedded.py); measured no faster on 2 cores (benchmarks/results/profile.md) |
+| ANONSTREAM_RUN_OVERLAP | 1 | `anonstream run` embeds each batch on a worker thread while the other stages work on the batches beside it (runtime/embedded.py); 0: one stage at a time. The overlap is faster by wall time, slower per CPU-second (benchmarks/results/profile.md) |
 | ANONSTREAM_MIXTURE_FAMILY | pkb | pkb or scauchy |
 | ANONSTREAM_MIXTURE_K | 8 | components of the mixture |
 | ANONSTREAM_MIXTURE_MIN_WEIGHT | 0.001 | lower bound ε on mixture weights |
@@ -101,7 +101,7 @@ class Settings:
     embed_window: int = field(default_factory=lambda: int(_env("EMBED_WINDOW", "128")))
     max_wait_ms: int = field(default_factory=lambda: int(_env("MAX_WAIT_MS", "10")))
     embed_max_wait_ms: int = field(default_factory=lambda: int(_env("EMBED_MAX_WAIT_MS", "20")))
-    run_overlap: bool = field(default_factory=lambda: _env("RUN_OVERLAP", "0") != "0")
+    run_overlap: bool = field(default_factory=lambda: _env("RUN_OVERLAP", "1") != "0")
     mixture_family: str = field(default_factory=lambda: _env("MIXTURE_FAMILY", "pkb"))
     mixture_k: int = field(default_factory=lambda: int(_env("MIXTURE_K", "8")))
     mixture_min_weight: float = field(default_factory=lambda: float(_env("MIXTURE_MIN_WEIGHT", "0.001")))

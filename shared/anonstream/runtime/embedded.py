@@ -10,9 +10,10 @@ topic's schema on the way out; the stages that consume it here skip the same sch
 ``background``: one stage (``anonstream run``: embed) handles its batches on a worker thread, one batch in
 flight, so that it overlaps the stages before it on the next batch and the stages after it on the previous
 one, as the services overlap in their processes. Its outputs flow on when its next batch arrives, or at
-``flush``/``finish``; every stage still sees its input batches in the same order. ``anonstream run`` leaves it
-off by default (``ANONSTREAM_RUN_OVERLAP``): on 2 cores ONNX Runtime's threads, pii and the GIL contend, and
-the overlap measured no faster than one stage at a time (benchmarks/results/profile.md).
+``flush``/``finish``; every stage still sees its input batches in the same order. ``anonstream run`` turns it
+on by default (``ANONSTREAM_RUN_OVERLAP``): since ONNX Runtime's idle threads sleep instead of spinning and
+numpy's BLAS runs on one thread, the overlap is faster by wall time than one stage at a time on 2 cores, at
+more CPU time per document (benchmarks/results/profile.md).
 """
 from __future__ import annotations
 

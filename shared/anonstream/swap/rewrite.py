@@ -46,7 +46,7 @@ _ENDS_WITH_DETERMINER = re.compile(
     r"no)\s+$|\w['’]s\s+$", re.I)  # a possessive is a determiner too ("Denmark's the union")
 _STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
 _ON_BEFORE = re.compile(r"\b([Oo])n +$")
-_THE_WORD_BEFORE = re.compile(r"\b[Tt]he +$")
+_THE_BEFORE = re.compile(r"\b[Tt]he +$")  # "the" right before a value
 _GLOSS = re.compile(r"\s*\([^()]*\)$")  # a trailing parenthetical: "Zurich (Geschworenengericht)", "PKK (the ...)"
 _MONTH_OR_YEAR = re.compile(r"^(?:(?:January|February|March|April|May|June|July|August|September|October|November|"
                             r"December)(?: \d{4})?|\d{4})$")
@@ -203,7 +203,6 @@ def _sentence_start(text: str, start: int) -> bool:
     return before[-1] in ".!?:\n"
 
 
-_THE_BEFORE = re.compile(r"(?:^|\W)the $", re.I)
 _NEXT_WORD = re.compile(r"^ ([a-z][a-z'’-]*)")
 # words that cannot follow a modifier: a value followed by one is the head of its phrase, not a modifier ("the
 # Canton of Geneva had tried" -> "Switzerland had tried", not "the Swiss had tried")
@@ -231,7 +230,7 @@ def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | N
     name used as a modifier reads as its adjective ("the Bochum public prosecutor" -> "the German public
     prosecutor", not "the Germany public prosecutor"); a leading "the" of the value dropped after a determiner
     in the text ("his the company"); a lower-case value capitalized at a sentence start only."""
-    if end is not None and _THE_BEFORE.search(text[max(0, start - 5):start]) and _modifies_next_word(text, end):
+    if end is not None and _THE_BEFORE.search(text[max(0, start - 9):start]) and _modifies_next_word(text, end):
         new_value = country_adjective(new_value) or new_value
     if _STARTS_WITH_THE.match(new_value):
         if first and _ENDS_WITH_DETERMINER.search(text[max(0, start - 9):start]):
@@ -274,7 +273,7 @@ def _lead(text: str, lo: int, start: int, old_value: str, new_value: str) -> tup
     if new_value == old_value:
         return "", ""
     before = text[lo:start]
-    the = _THE_WORD_BEFORE.search(before)
+    the = _THE_BEFORE.search(before)
     if the and is_bare_country_name(new_value):  # "of the Canton of Geneva" -> "of Switzerland", not "of the Switzerland"
         return the.group(0), ""
     on = _ON_BEFORE.search(before)
