@@ -17,17 +17,15 @@ The export is a reproducible step, done once per (weights, config, library versi
 directory (``ANONSTREAM_ONNX_CACHE``, default ``$XDG_CACHE_HOME/anonstream/onnx``): ``torch.onnx.export``
 of the transformer (eager attention, so ONNX Runtime's BERT optimizer fuses attention, GELU and layer
 norms), ``model-fp32.onnx`` = that optimized graph, ``model-int8.onnx`` = its int8 dynamic quantization
-(weights per channel, 7-bit range, activations quantized per call, per tensor) of every MatMul except each
-layer's feed-forward output projection, whose GELU outputs carry the outliers that pushed the quantized vectors
-below 0.99 cosine of torch's.
-
-``smoothed_int8`` is the measured alternative that quantizes those projections too, smoothed first (SmoothQuant,
-Xiao et al. 2023, eqs. 3-4): Y = (X diag(s)^-1)(diag(s) W), s_j = max|X_j|^a / max|W_j|^(1-a), max|X_j|
-calibrated per input channel on the chunks of ``data/sample/tab-train-100.jsonl``; GELU sits before the
-projection, so 1/s is an explicit ``Mul`` and diag(s) is folded into the weight's rows. It is not the default:
-it lowers the quantization error of those products but the vectors still fall below 0.99 cosine of torch's
-(min 0.986 on the calibration chunks, 0.981 on unseen TAB dev chunks at a = 0.85); benchmarks/results/embed.md
-measures it beside the shipped recipe in every run.
+(activations quantized per call, per tensor) of every MatMul, each layer's feed-forward block split first
+(``split_feed_forward``): the GELU outputs that feed the output projection carry a few outlier channels, which
+set the per-tensor activation range and, quantized with the rest, pushed the vectors below 0.99 cosine of
+torch's (the recipe until export format 1 kept those projections in fp32, a third of the int8 model's kernel
+time: benchmarks/results/embed_ops.md). The ``OUTLIER_CHANNELS`` channels per layer that peak highest on the
+chunks of ``data/sample/tab-train-100.jsonl`` (the calibration set) stay fp32 in a block of their own; the
+rest is quantized, its output projection with 8-bit unsigned weights, every other MatMul with signed 7-bit
+ones. benchmarks/results/embed.md measures it beside the format-1 recipe, on the calibration chunks and on
+unseen TAB dev chunks.
 """
 from __future__ import annotations
 
@@ -47,11 +45,13 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 PRECISIONS = ("int8", "fp32")
-EXPORT_FORMAT = 1  # bump when the export or the quantization recipe changes: a new cache entry
+EXPORT_FORMAT = 2  # bump when the export or the quantization recipe changes: a new cache entry
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 CACHE_ENV = "ANONSTREAM_ONNX_CACHE"
 CALIBRATION = Path(__file__).resolve().parents[2] / "data" / "sample" / "tab-train-100.jsonl"
-SMOOTHING_ALPHA = 0.85  # SmoothQuant's migration strength a (eq. 4): the best of 0.3-1.0 on the calibration chunks
+# feed-forward channels per layer kept in fp32 (``split_feed_forward``): chosen on the calibration chunks, where the
+# int8 vectors' min cosine with torch's was 0.9909 at 2 and 4 channels, 0.9903 at 8, 0.9911 at 16, 0.9916 at 32
+OUTLIER_CHANNELS = 32
 CALIBRATION_BATCH = 16
 
 
@@ -163,79 +163,101 @@ def activation_max(model, names: list[str], batches) -> dict[str, np.ndarray]:
     return peaks
 
 
-def smoothing_scales(act_max: np.ndarray, weight: np.ndarray, alpha: float) -> np.ndarray:
-    """SmoothQuant's per-input-channel scales (Xiao et al. 2023, eq. 4) of Y = X W with W of shape (in, out):
-    s_j = max|X_j|^a / max|W_j|^(1-a), W_j the j-th row; after smoothing max|X_j / s_j| =
-    max|X_j|^(1-a) max|W_j|^(1-a) and max|s_j W_j| = max|X_j|^a max|W_j|^a."""
-    w_max = np.abs(weight).max(axis=1)
-    floor = np.float32(1e-5)  # a channel that never fires (or an all-zero row) keeps a finite scale
-    return (np.maximum(act_max, floor) ** alpha / np.maximum(w_max, floor) ** (1 - alpha)).astype(np.float32)
+def outlier_channels(act_max: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` channels with the largest calibrated max |x_j| (in channel order)."""
+    return np.sort(np.argsort(-act_max, kind="stable")[:k])
 
 
-def smooth(model, act_max: dict[str, np.ndarray], alpha: float) -> None:
-    """Rewrite each feed-forward output projection of ``model`` (a ModelProto, changed in place) as
-    (X diag(s)^-1)(diag(s) W) (eq. 3): W's rows times s, and on its input a ``Mul`` by the attention mask
-    (padding rows to 0), then a ``Mul`` by 1/s. Padding rows reach no real token (attention masks them as keys,
-    pooling drops them) but do enter the per-tensor activation range, where a channel scaled up for the real
-    tokens would let them set it; zeroing them changes no vector."""
-    from onnx import TensorProto, helper, numpy_helper
+def split_feed_forward(model, act_max: dict[str, np.ndarray], k: int) -> tuple[list[str], list[str]]:
+    """Rewrite each layer's feed-forward block of ``model`` (a ModelProto, changed in place), MatMul(X, W1) ->
+    BiasGelu(., b1) -> MatMul(., W2), as the sum of two blocks over a partition of its d_ff channels: the ``k``
+    channels whose GELU outputs peak highest on the calibration tokens (``act_max``, keyed by the projection's
+    input) and the rest, X W1[:, C] -> GELU -> W2[C, :] for each part C, then ``Add``. The function is the same
+    (a sum over the channels split in two, up to float rounding); the point is the quantization range: the per-tensor
+    activation scale of the regular part is no longer set by the few outlier channels (the mixed-precision
+    decomposition of LLM.int8(), Dettmers et al. 2022, with the outlier channels fixed by calibration).
+    Returns (the regular parts' output projections, the outlier parts' two MatMuls), by node name."""
+    from onnx import helper, numpy_helper
 
     weights = {init.name: init for init in model.graph.initializer}
-    targets = {n.name for n in ffn_output_projections(model.graph)}
-    mask = "attention_mask/float/per_token"
-    model.graph.initializer.append(numpy_helper.from_array(np.array([-1], dtype=np.int64), "smooth/last_axis"))
-    nodes = [helper.make_node("Cast", ["attention_mask"], ["attention_mask/float"], name="smooth/mask_float",
-                              to=TensorProto.FLOAT),
-             helper.make_node("Unsqueeze", ["attention_mask/float", "smooth/last_axis"], [mask],
-                              name="smooth/mask_per_token")]
-    for node in model.graph.node:
-        if node.name in targets:
-            source, weight_name = node.input
-            weight = numpy_helper.to_array(weights[weight_name])
-            scales = smoothing_scales(act_max[source], weight, alpha)
-            weights[weight_name].CopyFrom(numpy_helper.from_array(weight * scales[:, None], weight_name))
-            inverse = numpy_helper.from_array((1 / scales).astype(np.float32), f"{node.name}/smooth_inverse")
-            model.graph.initializer.append(inverse)
-            nodes += [helper.make_node("Mul", [source, mask], [f"{source}/masked"], name=f"{node.name}/Mask"),
-                      helper.make_node("Mul", [f"{source}/masked", inverse.name], [f"{source}/smoothed"],
-                                       name=f"{node.name}/Smooth")]
-            node.input[0] = f"{source}/smoothed"
-        nodes.append(node)
+    producer = {out: node for node in model.graph.node for out in node.output}
+    rewrites: dict[str, list] = {}
+    regular_projections: list[str] = []
+    outlier_matmuls: list[str] = []
+    for ffn_out in ffn_output_projections(model.graph):
+        gelu = producer.get(ffn_out.input[0])
+        ffn_in = producer.get(gelu.input[0]) if gelu is not None else None
+        if gelu is None or gelu.op_type != "BiasGelu" or ffn_in is None or ffn_in.op_type != "MatMul":
+            raise ValueError(f"{ffn_out.name}: not MatMul -> BiasGelu -> MatMul (the BERT optimizer's fusion)")
+        w1, b1, w2 = (numpy_helper.to_array(weights[name]) for name in (ffn_in.input[1], gelu.input[1], ffn_out.input[1]))
+        outliers = outlier_channels(act_max[ffn_out.input[0]], k)
+        parts = {"outliers": outliers, "regular": np.setdiff1d(np.arange(w1.shape[1]), outliers)}
+        nodes = []
+        for part, channels in parts.items():
+            names = {role: f"{ffn_out.name}/{part}/{role}" for role in ("w1", "b1", "w2", "h", "a", "y")}
+            for role, value in (("w1", w1[:, channels]), ("b1", b1[channels]), ("w2", w2[channels, :])):
+                model.graph.initializer.append(numpy_helper.from_array(np.ascontiguousarray(value), names[role]))
+            nodes += [helper.make_node("MatMul", [ffn_in.input[0], names["w1"]], [names["h"]], name=f"{ffn_in.name}/{part}"),
+                      helper.make_node("BiasGelu", [names["h"], names["b1"]], [names["a"]], name=f"{gelu.name}/{part}",
+                                       domain="com.microsoft"),
+                      helper.make_node("MatMul", [names["a"], names["w2"]], [names["y"]], name=f"{ffn_out.name}/{part}")]
+        nodes.append(helper.make_node("Add", [f"{ffn_out.name}/outliers/y", f"{ffn_out.name}/regular/y"],
+                                      [ffn_out.output[0]], name=f"{ffn_out.name}/sum"))
+        rewrites[ffn_in.name], rewrites[gelu.name], rewrites[ffn_out.name] = nodes, [], []
+        regular_projections.append(f"{ffn_out.name}/regular")
+        outlier_matmuls += [f"{ffn_in.name}/outliers", f"{ffn_out.name}/outliers"]
+    rewritten = [new for node in model.graph.node for new in rewrites.get(node.name, [node])]
     del model.graph.node[:]
-    model.graph.node.extend(nodes)
+    model.graph.node.extend(rewritten)
+    used = {name for node in model.graph.node for name in node.input}
+    kept = [init for init in model.graph.initializer if init.name in used]
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(kept)
+    return regular_projections, outlier_matmuls
 
 
-def smoothed_int8(fp32: Path, target: Path, tokenizer, max_length: int, texts: list[str],
-                  alpha: float = SMOOTHING_ALPHA) -> None:
-    """``target`` = the int8 dynamic quantization of ``fp32`` of every MatMul, the feed-forward output
-    projections smoothed first (``smooth``) with the activation maxima of ``texts`` (in their order)."""
+def split_int8(fp32: Path, target: Path, tokenizer, max_length: int, texts: list[str],
+               k: int = OUTLIER_CHANNELS) -> None:
+    """``target`` = the shipped int8 model: ``fp32``'s feed-forward blocks split (``split_feed_forward``) at the
+    outlier channels of ``texts`` (activation maxima over their unpadded tokens), then every MatMul quantized
+    except the outlier parts' (``dynamic_int8``), the regular output projections with 8-bit unsigned weights."""
     import onnx
 
     model = onnx.load(str(fp32))
     names = [n.input[0] for n in ffn_output_projections(model.graph)]
-    smooth(model, activation_max(model, names, token_batches(tokenizer, texts, max_length, CALIBRATION_BATCH)), alpha)
-    source = target.with_name(f"smoothed-fp32-{target.name}")
+    act_max = activation_max(model, names, token_batches(tokenizer, texts, max_length, CALIBRATION_BATCH))
+    regular, outliers = split_feed_forward(model, act_max, k)
+    source = target.with_name(f"split-fp32-{target.name}")
     onnx.save(model, str(source))
     try:
-        dynamic_int8(source, target)
+        dynamic_int8(source, target, excluded=outliers, unsigned=regular)
     finally:
         source.unlink()
 
 
-def dynamic_int8(source: Path, target: Path, excluded: list[str] = ()) -> None:
-    """ONNX Runtime's dynamic quantization of ``source`` into ``target``: weights int8 per output channel in the
-    7-bit range (AVX2 without VNNI sums pairs of u8 x s8 products in saturating int16, which full 8-bit weights
-    can overflow), activations uint8 per tensor, scale computed per call; the nodes named in ``excluded`` stay fp32."""
+def dynamic_int8(source: Path, target: Path, excluded: list[str] = (), unsigned: list[str] = ()) -> None:
+    """ONNX Runtime's dynamic quantization of ``source`` into ``target``: activations uint8 per tensor, scale
+    computed per call; weights int8 per output channel in the 7-bit range (AVX2 without VNNI sums pairs of
+    u8 x s8 products in saturating int16, which full 8-bit weights can overflow: measured lower cosine with
+    them), except the nodes named in ``unsigned``, quantized in a second pass with uint8 weights per channel in
+    the full 8-bit range; the nodes named in ``excluded`` stay fp32."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
-                     nodes_to_exclude=list(excluded), extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    options = {"DefaultTensorType": onnx.TensorProto.FLOAT}
+    first = target.with_name(f"signed-{target.name}") if unsigned else target
+    quantize_dynamic(str(source), str(first), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
+                     nodes_to_exclude=[*excluded, *unsigned], extra_options=options)
+    if unsigned:
+        try:
+            quantize_dynamic(str(first), str(target), weight_type=QuantType.QUInt8, per_channel=True,
+                             reduce_range=False, nodes_to_quantize=list(unsigned), extra_options=options)
+        finally:
+            first.unlink()
 
 
 def export(model_path: str, directory: Path) -> None:
     """Write ``model-fp32.onnx`` and ``model-int8.onnx`` of the model's transformer into ``directory``."""
-    import onnx
     import torch
     from onnxruntime.transformers.optimizer import optimize_model
     from transformers import AutoConfig, AutoModel
@@ -263,8 +285,8 @@ def export(model_path: str, directory: Path) -> None:
     fp32 = directory / "model-fp32.onnx"
     optimized.save_model_to_file(str(fp32))
     raw.unlink()
-    ffn_out = [n.name for n in ffn_output_projections(onnx.load(str(fp32)).graph)]
-    dynamic_int8(fp32, directory / "model-int8.onnx", ffn_out)
+    tokenizer, max_length = load_tokenizer(model_path)
+    split_int8(fp32, directory / "model-int8.onnx", tokenizer, max_length, calibration_texts())
 
 
 def exported(model_path: str, precision: str) -> Path:
