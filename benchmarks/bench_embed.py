@@ -4,13 +4,11 @@ at the best batch size).
 
 Backends (first, the headline of issue 13): the embed stage as it ships (``StageDriver.handle`` per window
 of W chunks-pii wire records, model batches of the configured B, outputs serialized to bytes) once per
-``ANONSTREAM_EMBED_BACKEND`` — ``torch`` (today's stage), ``onnx-fp32``, ``onnx`` (int8) — and once with the int8
-backend running export format 1's model (every MatMul quantized but the feed-forward output projections, which stay
-fp32; built here with ``embedding_onnx.dynamic_int8``), the four taking
+``ANONSTREAM_EMBED_BACKEND`` — ``torch`` (today's stage), ``onnx-fp32``, ``onnx`` (int8) — the three taking
 turns window by window (``common.interleaved_steps``), with one and with the default number of threads
 (torch's and ONNX Runtime's intra-op threads set alike). Ratios are ONNX chunks/s ÷ torch's in the same
 round. Cosine of each ONNX vector with torch's over every chunk of the sample corpus (the int8 export's
-calibration set) and of the unseen TAB dev texts (``bench_kafka.dev_documents``), cut as the ingest stage cuts
+quantization recipe was chosen on) and of the unseen TAB dev texts (``bench_kafka.dev_documents``), cut as the ingest stage cuts
 them: min, 1st percentile, mean. Then a roofline: the machine's measured peak multiply-accumulates per second
 (a large fp32 GEMM in numpy and torch; ONNX Runtime's fp32 and int8 MatMul at the feed-forward shape), the
 model's MACs per chunk, and the rate each backend's stage reaches. ``--backends-only`` stops there.
@@ -57,7 +55,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-import onnx
 import torch
 
 import common
@@ -65,8 +62,7 @@ from bench_kafka import dev_documents
 from anonstream import contracts, serde, topics
 from anonstream.config import Settings
 from anonstream.embedding import DEFAULT_MODEL, Embedder, load_encoder, load_onnx_encoder, resolve_model_path
-from anonstream.embedding_onnx import (OUTLIER_CHANNELS, OnnxEncoder, dynamic_int8, exported, ffn_output_projections,
-                                       load_session, load_tokenizer)
+from anonstream.embedding_onnx import dynamic_int8, load_session, load_tokenizer
 from anonstream.records import Chunk, Document
 from anonstream.stages.base import InputMessage, StageDriver
 from anonstream.stages.embed import EmbedStage
@@ -234,10 +230,7 @@ class Bench:
         return buf.getvalue()
 
 
-# row name -> backend; onnx-int8-format1 is the int8 backend running export format 1's model (the shipped recipe
-# until the feed-forward split: those projections fp32), measured beside today's
-BACKENDS = {"torch": "torch", "onnx-fp32": "onnx-fp32", "onnx-int8": "onnx", "onnx-int8-format1": "onnx"}
-FORMAT1 = "onnx-int8-format1"
+BACKENDS = {"torch": "torch", "onnx-fp32": "onnx-fp32", "onnx-int8": "onnx"}  # row name -> backend
 BACKEND_TARGET = 2.0
 COSINE_BOUND = 0.99
 
@@ -251,13 +244,6 @@ class BackendBench:
         for name, embedder in self.embedders.items():
             if embedder.backend != BACKENDS[name]:
                 raise RuntimeError(f"backend {BACKENDS[name]} fell back to {embedder.backend}")
-        self.model_path = resolve_model_path(DEFAULT_MODEL)
-        self.directory = tempfile.TemporaryDirectory()  # the format-1 model lives as long as the bench
-        self.format1 = Path(self.directory.name) / "model-int8-format1.onnx"
-        common.log("[backends] export format 1's int8 model (feed-forward output projections fp32)")
-        fp32 = exported(self.model_path, "fp32")
-        dynamic_int8(fp32, self.format1, [n.name for n in ffn_output_projections(onnx.load(str(fp32)).graph)])
-        self.embedders[FORMAT1].encoder = OnnxEncoder(self.model_path, "int8", 0, path=self.format1)
         self.drivers = {name: StageDriver(EmbedStage(e), PREFIX) for name, e in self.embedders.items()}
         dim = self.embedders["torch"].dim
         self.vectors = {name: np.zeros((len(messages), dim), dtype=np.float32) for name in BACKENDS}
@@ -265,9 +251,7 @@ class BackendBench:
     def set_threads(self, threads: int) -> None:
         torch.set_num_threads(threads)
         for name, embedder in self.embedders.items():
-            if name == FORMAT1:
-                embedder.encoder = OnnxEncoder(self.model_path, "int8", threads, path=self.format1)
-            elif name != "torch":
+            if name != "torch":
                 embedder.encoder = load_onnx_encoder(DEFAULT_MODEL, embedder.encoder.precision, threads)
 
     def steps(self, name: str, window: int) -> list[Callable[[], None]]:
@@ -324,9 +308,7 @@ def compare_backends(messages: list[InputMessage], corpora: dict[str, list[str]]
     details.append(common.table(["pass", "backend", "stage chunks/s", "÷ torch (wall, median)",
                                  "÷ torch (wall, min–max)", "÷ torch (CPU)", "min cosine (these chunks)"],
                                 summary))
-    details.append(f"Cosine of each backend's vectors with torch's, chunk by chunk (bound {COSINE_BOUND}); "
-                   "`onnx-int8` picks its fp32 outlier channels on the sample corpus's chunks (and its channel count "
-                   "was chosen there), the dev chunks are unseen by it:")
+    details.append(f"Cosine of each backend's vectors with torch's, chunk by chunk (bound {COSINE_BOUND}):")
     details.append(common.table(["chunks of", "backend", "chunks", "min", "p1", "mean", f"min ≥ {COSINE_BOUND}?"],
                                 cos_rows))
     return "\n\n".join(details), meets, rates
@@ -425,10 +407,9 @@ def roofline(texts: list[str], rates: dict[tuple[int, str], float], threads: int
                  f"{target * per_chunk / 1e9:.1f}", f"{100 * target * per_chunk / fp32_peak:.0f} %",
                  f"{100 * target * per_chunk / int8_peak:.0f} %"])
     bound = int8_peak / per_chunk
-    # the shipped int8 model: per layer the outlier channels' 2·k·d MACs per token in fp32, the rest int8
+    # the shipped int8 model: the FFN-out third of the linear MACs in fp32, the rest int8, at the measured rates
     linear = per_token * counts.mean()
-    in_fp32 = config.num_hidden_layers * 2 * OUTLIER_CHANNELS * d / per_token
-    gemm_ms = 1e3 * (linear * in_fp32 / ort_fp32 + linear * (1 - in_fp32) / ort_int8)
+    gemm_ms = 1e3 * (linear / 3 / ort_fp32 + 2 * linear / 3 / ort_int8)
     stage_ms = 1e3 / rates[threads, "onnx-int8"]
     return "\n\n".join([
         f"Measured peaks at {threads} threads (torch's and ONNX Runtime's intra-op threads; the fastest call over "
@@ -446,8 +427,8 @@ def roofline(texts: list[str], rates: dict[tuple[int, str], float], threads: int
         f"{bound:.1f} chunks/s = {bound / rates[threads, 'torch']:.2f}× torch's: the ceiling of int8 on this CPU "
         "with these kernels (not reachable: the rest of the model takes time too).",
         f"The shipped `onnx-int8` at the measured kernel rates: its linear layers need {gemm_ms:.1f} ms per chunk "
-        f"({100 * (1 - in_fp32):.1f} % of their MACs at the int8 FFN-in rate, the {OUTLIER_CHANNELS} fp32 outlier "
-        f"channels per layer at ONNX Runtime's fp32 rate); the stage spends {stage_ms:.1f} ms per chunk, so by this estimate "
+        f"(two thirds of their MACs at the int8 FFN-in rate, the fp32 feed-forward output third at ONNX Runtime's "
+        f"fp32 rate); the stage spends {stage_ms:.1f} ms per chunk, so by this estimate "
         f"{100 * (1 - gemm_ms / stage_ms):.0f} % of its time goes elsewhere (attention scores and softmax, layer "
         "norms, GELU, (de)quantizing activations, tokenization, the stage's own code). The peaks and the stage rate "
         "are taken at different moments of a shared machine, so the estimate moves with its load; ONNX Runtime's own "
@@ -604,7 +585,7 @@ def main() -> int:
     chunks, total_chunks = sample_chunks(n_chunks)
     messages = pii_wire_messages(chunks)
     ingest = IngestStage()
-    corpora = {"sample (calibration)": [c.text for c in sample_chunks(24 if quick else None)[0]],
+    corpora = {"sample (recipe chosen on)": [c.text for c in sample_chunks(24 if quick else None)[0]],
                "TAB dev (unseen)": [c.text for doc in dev_documents(4 if quick else None)
                                     for c in ingest.chunks(Document.from_wire(doc))]}
     window = min(len(chunks), args.window)
@@ -622,12 +603,8 @@ def main() -> int:
         f"configured B = {default_batch}, the backends taking turns window by window; ONNX Runtime's "
         f"intra-op threads = torch's threads in each pass. Inputs: {len(chunks)} chunks (every "
         f"{total_chunks / len(chunks):.1f}-th of the {total_chunks} chunks of `data/sample/tab-train-100.jsonl`) "
-        f"as chunks-pii wire records. `onnx-int8` (shipped, export format 2): each layer's feed-forward block split "
-        f"at its {OUTLIER_CHANNELS} outlier channels (calibrated on the sample corpus's chunks), which stay fp32; "
-        f"dynamic quantization of every other MatMul (the feed-forward output projections with 8-bit unsigned "
-        f"weights per channel, the rest with 7-bit signed ones). `{FORMAT1}` (shipped until format 2): dynamic "
-        f"quantization (7-bit weights per channel) of every MatMul except each layer's feed-forward output "
-        f"projection, which stays fp32. The target is judged on `onnx-int8`.",
+        f"as chunks-pii wire records. `onnx-int8` (shipped): dynamic quantization (weights per channel, 7-bit "
+        f"range) of every MatMul except each layer's feed-forward output projection.",
     )
     results.add(backends)
     results.section("Roofline: how close each backend runs to this CPU's limit (issue 13)",

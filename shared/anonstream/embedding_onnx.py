@@ -17,15 +17,14 @@ The export is a reproducible step, done once per (weights, config, library versi
 directory (``ANONSTREAM_ONNX_CACHE``, default ``$XDG_CACHE_HOME/anonstream/onnx``): ``torch.onnx.export``
 of the transformer (eager attention, so ONNX Runtime's BERT optimizer fuses attention, GELU and layer
 norms), ``model-fp32.onnx`` = that optimized graph, ``model-int8.onnx`` = its int8 dynamic quantization
-(activations quantized per call, per tensor) of every MatMul, each layer's feed-forward block split first
-(``split_feed_forward``): the GELU outputs that feed the output projection carry a few outlier channels, which
-set the per-tensor activation range and, quantized with the rest, pushed the vectors below 0.99 cosine of
-torch's (the recipe until export format 1 kept those projections in fp32, a third of the int8 model's kernel
-time: benchmarks/results/embed_ops.md). The ``OUTLIER_CHANNELS`` channels per layer that peak highest on the
-chunks of ``data/sample/tab-train-100.jsonl`` (the calibration set) stay fp32 in a block of their own; the
-rest is quantized, its output projection with 8-bit unsigned weights, every other MatMul with signed 7-bit
-ones. benchmarks/results/embed.md measures it beside the format-1 recipe, on the calibration chunks and on
-unseen TAB dev chunks.
+(weights per channel, 7-bit range, activations quantized per call, per tensor) of every MatMul except each
+layer's feed-forward output projection, whose GELU outputs carry the outliers that pushed the quantized vectors
+below 0.99 cosine of torch's.
+
+Two recipes that quantize those projections too were measured and not kept (README, "Embedding backend"):
+SmoothQuant (Xiao et al. 2023) left the vectors at min cosine 0.986 of torch's (0.981 on unseen chunks), and
+splitting each feed-forward block at its 32 outlier channels, kept fp32 (LLM.int8()'s decomposition), kept them
+at 0.9916 but ran no faster at 2 threads.
 """
 from __future__ import annotations
 
@@ -45,14 +44,9 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 PRECISIONS = ("int8", "fp32")
-EXPORT_FORMAT = 2  # bump when the export or the quantization recipe changes: a new cache entry
+EXPORT_FORMAT = 1  # bump when the export or the quantization recipe changes: a new cache entry
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 CACHE_ENV = "ANONSTREAM_ONNX_CACHE"
-CALIBRATION = Path(__file__).resolve().parents[2] / "data" / "sample" / "tab-train-100.jsonl"
-# feed-forward channels per layer kept in fp32 (``split_feed_forward``): chosen on the calibration chunks, where the
-# int8 vectors' min cosine with torch's was 0.9909 at 2 and 4 channels, 0.9903 at 8, 0.9911 at 16, 0.9916 at 32
-OUTLIER_CHANNELS = 32
-CALIBRATION_BATCH = 16
 
 
 def unsupported_reason(model_path: str) -> str | None:
@@ -121,143 +115,26 @@ def token_batches(tokenizer, texts: list[str], max_length: int, batch_size: int)
         yield idx, dict(zip(INPUT_NAMES, (input_ids, mask, token_types))), mask
 
 
-def calibration_texts(path: Path = CALIBRATION) -> list[str]:
-    """The chunk texts of a JSONL file of documents, cut as the ingest stage cuts them, in file order."""
-    from .records import Document
-    from .stages.ingest import IngestStage
-
-    ingest = IngestStage()
-    texts: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                texts += [chunk.text for chunk in ingest.chunks(Document.from_wire(json.loads(line)))]
-    return texts
-
-
 def ffn_output_projections(graph) -> list:
     """The MatMul node of each layer's feed-forward output projection (its input: the GELU outputs)."""
     return [n for n in graph.node if n.op_type == "MatMul" and "/output/dense/" in n.name
             and "/attention/" not in n.name]
 
 
-def activation_max(model, names: list[str], batches) -> dict[str, np.ndarray]:
-    """max |x_j| per last-axis channel j of each tensor ``names`` of the ONNX ``model`` (a ModelProto, not
-    changed) over the unpadded tokens of ``batches`` ((indices, inputs by name, attention mask) as
-    ``token_batches`` yields them)."""
-    import onnx
-    import onnxruntime
-
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
-    probe.graph.output.extend(onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in names)
-    session = onnxruntime.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
-    wanted = {i.name for i in session.get_inputs()}
-    peaks: dict[str, np.ndarray] = {}
-    for _, feed, mask in batches:
-        outputs = session.run(names, {k: v for k, v in feed.items() if k in wanted})
-        real = mask.astype(bool)
-        for name, value in zip(names, outputs):
-            peak = np.abs(value[real]).max(axis=0)
-            peaks[name] = np.maximum(peaks[name], peak) if name in peaks else peak
-    return peaks
-
-
-def outlier_channels(act_max: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` channels with the largest calibrated max |x_j| (in channel order)."""
-    return np.sort(np.argsort(-act_max, kind="stable")[:k])
-
-
-def split_feed_forward(model, act_max: dict[str, np.ndarray], k: int) -> tuple[list[str], list[str]]:
-    """Rewrite each layer's feed-forward block of ``model`` (a ModelProto, changed in place), MatMul(X, W1) ->
-    BiasGelu(., b1) -> MatMul(., W2), as the sum of two blocks over a partition of its d_ff channels: the ``k``
-    channels whose GELU outputs peak highest on the calibration tokens (``act_max``, keyed by the projection's
-    input) and the rest, X W1[:, C] -> GELU -> W2[C, :] for each part C, then ``Add``. The function is the same
-    (a sum over the channels split in two, up to float rounding); the point is the quantization range: the per-tensor
-    activation scale of the regular part is no longer set by the few outlier channels (the mixed-precision
-    decomposition of LLM.int8(), Dettmers et al. 2022, with the outlier channels fixed by calibration).
-    Returns (the regular parts' output projections, the outlier parts' two MatMuls), by node name."""
-    from onnx import helper, numpy_helper
-
-    weights = {init.name: init for init in model.graph.initializer}
-    producer = {out: node for node in model.graph.node for out in node.output}
-    rewrites: dict[str, list] = {}
-    regular_projections: list[str] = []
-    outlier_matmuls: list[str] = []
-    for ffn_out in ffn_output_projections(model.graph):
-        gelu = producer.get(ffn_out.input[0])
-        ffn_in = producer.get(gelu.input[0]) if gelu is not None else None
-        if gelu is None or gelu.op_type != "BiasGelu" or ffn_in is None or ffn_in.op_type != "MatMul":
-            raise ValueError(f"{ffn_out.name}: not MatMul -> BiasGelu -> MatMul (the BERT optimizer's fusion)")
-        w1, b1, w2 = (numpy_helper.to_array(weights[name]) for name in (ffn_in.input[1], gelu.input[1], ffn_out.input[1]))
-        outliers = outlier_channels(act_max[ffn_out.input[0]], k)
-        parts = {"outliers": outliers, "regular": np.setdiff1d(np.arange(w1.shape[1]), outliers)}
-        nodes = []
-        for part, channels in parts.items():
-            names = {role: f"{ffn_out.name}/{part}/{role}" for role in ("w1", "b1", "w2", "h", "a", "y")}
-            for role, value in (("w1", w1[:, channels]), ("b1", b1[channels]), ("w2", w2[channels, :])):
-                model.graph.initializer.append(numpy_helper.from_array(np.ascontiguousarray(value), names[role]))
-            nodes += [helper.make_node("MatMul", [ffn_in.input[0], names["w1"]], [names["h"]], name=f"{ffn_in.name}/{part}"),
-                      helper.make_node("BiasGelu", [names["h"], names["b1"]], [names["a"]], name=f"{gelu.name}/{part}",
-                                       domain="com.microsoft"),
-                      helper.make_node("MatMul", [names["a"], names["w2"]], [names["y"]], name=f"{ffn_out.name}/{part}")]
-        nodes.append(helper.make_node("Add", [f"{ffn_out.name}/outliers/y", f"{ffn_out.name}/regular/y"],
-                                      [ffn_out.output[0]], name=f"{ffn_out.name}/sum"))
-        rewrites[ffn_in.name], rewrites[gelu.name], rewrites[ffn_out.name] = nodes, [], []
-        regular_projections.append(f"{ffn_out.name}/regular")
-        outlier_matmuls += [f"{ffn_in.name}/outliers", f"{ffn_out.name}/outliers"]
-    rewritten = [new for node in model.graph.node for new in rewrites.get(node.name, [node])]
-    del model.graph.node[:]
-    model.graph.node.extend(rewritten)
-    used = {name for node in model.graph.node for name in node.input}
-    kept = [init for init in model.graph.initializer if init.name in used]
-    del model.graph.initializer[:]
-    model.graph.initializer.extend(kept)
-    return regular_projections, outlier_matmuls
-
-
-def split_int8(fp32: Path, target: Path, tokenizer, max_length: int, texts: list[str],
-               k: int = OUTLIER_CHANNELS) -> None:
-    """``target`` = the shipped int8 model: ``fp32``'s feed-forward blocks split (``split_feed_forward``) at the
-    outlier channels of ``texts`` (activation maxima over their unpadded tokens), then every MatMul quantized
-    except the outlier parts' (``dynamic_int8``), the regular output projections with 8-bit unsigned weights."""
-    import onnx
-
-    model = onnx.load(str(fp32))
-    names = [n.input[0] for n in ffn_output_projections(model.graph)]
-    act_max = activation_max(model, names, token_batches(tokenizer, texts, max_length, CALIBRATION_BATCH))
-    regular, outliers = split_feed_forward(model, act_max, k)
-    source = target.with_name(f"split-fp32-{target.name}")
-    onnx.save(model, str(source))
-    try:
-        dynamic_int8(source, target, excluded=outliers, unsigned=regular)
-    finally:
-        source.unlink()
-
-
-def dynamic_int8(source: Path, target: Path, excluded: list[str] = (), unsigned: list[str] = ()) -> None:
-    """ONNX Runtime's dynamic quantization of ``source`` into ``target``: activations uint8 per tensor, scale
-    computed per call; weights int8 per output channel in the 7-bit range (AVX2 without VNNI sums pairs of
-    u8 x s8 products in saturating int16, which full 8-bit weights can overflow: measured lower cosine with
-    them), except the nodes named in ``unsigned``, quantized in a second pass with uint8 weights per channel in
-    the full 8-bit range; the nodes named in ``excluded`` stay fp32."""
+def dynamic_int8(source: Path, target: Path, excluded: list[str] = ()) -> None:
+    """ONNX Runtime's dynamic quantization of ``source`` into ``target``: weights int8 per output channel in the
+    7-bit range (AVX2 without VNNI sums pairs of u8 x s8 products in saturating int16, which full 8-bit weights
+    can overflow), activations uint8 per tensor, scale computed per call; the nodes named in ``excluded`` stay fp32."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    options = {"DefaultTensorType": onnx.TensorProto.FLOAT}
-    first = target.with_name(f"signed-{target.name}") if unsigned else target
-    quantize_dynamic(str(source), str(first), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
-                     nodes_to_exclude=[*excluded, *unsigned], extra_options=options)
-    if unsigned:
-        try:
-            quantize_dynamic(str(first), str(target), weight_type=QuantType.QUInt8, per_channel=True,
-                             reduce_range=False, nodes_to_quantize=list(unsigned), extra_options=options)
-        finally:
-            first.unlink()
+    quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
+                     nodes_to_exclude=list(excluded), extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
 
 
 def export(model_path: str, directory: Path) -> None:
     """Write ``model-fp32.onnx`` and ``model-int8.onnx`` of the model's transformer into ``directory``."""
+    import onnx
     import torch
     from onnxruntime.transformers.optimizer import optimize_model
     from transformers import AutoConfig, AutoModel
@@ -285,8 +162,8 @@ def export(model_path: str, directory: Path) -> None:
     fp32 = directory / "model-fp32.onnx"
     optimized.save_model_to_file(str(fp32))
     raw.unlink()
-    tokenizer, max_length = load_tokenizer(model_path)
-    split_int8(fp32, directory / "model-int8.onnx", tokenizer, max_length, calibration_texts())
+    ffn_out = [n.name for n in ffn_output_projections(onnx.load(str(fp32)).graph)]
+    dynamic_int8(fp32, directory / "model-int8.onnx", ffn_out)
 
 
 def exported(model_path: str, precision: str) -> Path:
