@@ -96,7 +96,7 @@ def _without_float_vector(record: Any) -> tuple[Any, list | None]:
     float satisfies, and walking 384 items costs ~12x the rest of the record."""
     embedding = record.get("embedding") if isinstance(record, dict) else None
     vector = embedding.get("vector") if isinstance(embedding, dict) else None
-    if type(vector) is list and all(type(v) is float for v in vector):
+    if type(vector) is list and vector and set(map(type, vector)) == {float}:
         return {**record, "embedding": {**embedding, "vector": []}}, vector
     return record, None
 
@@ -107,12 +107,13 @@ def _vector_errors(record: dict) -> list[str]:
     vector, dim = embedding["vector"], embedding["dim"]
     if len(vector) != dim:
         return ["$.embedding.vector: length != dim"]
-    if not all(math.isfinite(v) for v in vector):
+    if not all(map(math.isfinite, vector)):
         return ["$.embedding.vector: not finite"]
     return []
 
 
 MAX_DEPTH = 64  # nesting levels of a record's arrays and objects
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def check_depth(record: Any, limit: int = MAX_DEPTH) -> None:
@@ -124,6 +125,8 @@ def check_depth(record: Any, limit: int = MAX_DEPTH) -> None:
         if depth > limit:
             raise RecordInvalid(f"$: nested deeper than {limit} levels")
         children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        if _SCALARS.issuperset(map(type, children)):  # a leaf (an entity, an embedding vector): nothing to push
+            continue
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
 
 

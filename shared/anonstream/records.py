@@ -7,7 +7,7 @@ The JSON Schemas in ``schemas/`` are the wire contract; these classes are the in
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # TAB's eight entity types (paper 001, TAB guidelines §3).
@@ -51,11 +51,16 @@ class EntitySpan:
     country: str | None = None  # ISO code of the country a place or organisation belongs to, pii/kinds.py
 
     def to_wire(self) -> dict[str, Any]:
-        return asdict(self)
+        # the fields by name, not dataclasses.asdict: every field is a str, number or None, and asdict's recursive
+        # deep copy of each took 6.6 of anonstream run's 76 profiled seconds (cProfile, 127 TAB dev texts)
+        return {name: getattr(self, name) for name in _ENTITY_FIELDS}
 
     @classmethod
     def from_wire(cls, obj: dict[str, Any]) -> "EntitySpan":
         return cls(**obj)
+
+
+_ENTITY_FIELDS = tuple(f.name for f in fields(EntitySpan))
 
 
 @dataclass(slots=True)

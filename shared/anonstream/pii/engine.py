@@ -35,6 +35,7 @@ from typing import Any, Iterable, Sequence
 
 from ..records import EntitySpan
 from .aliases import LifeDatesRecognizer, stated_aliases
+from . import gazetteer, wordnet
 from .base import Detection, Recognizer
 from .gazetteer import (
     AcronymRecognizer, GazetteerRecognizer, InitialsRecognizer, InstitutionRecognizer, LetterNameRecognizer,
@@ -221,6 +222,8 @@ class PiiEngine:
 
         config = config or PiiConfig()
         nlp = load_spacy(config.spacy_model, disable=config.spacy_disable)
+        gazetteer.load()  # the lists typing and the policy consult: read at start, like the model
+        wordnet.load()
         return cls(nlp, build_recognizers(config), config, keys=keys)
 
     # -- detection ---------------------------------------------------------------------------

@@ -208,6 +208,13 @@ def city_populations() -> dict[str, int]:
     return {name: pop for name, (pop, _, _) in _city_names().items()}
 
 
+def load() -> None:
+    """Read the city and first-name lists now; they are read on first use otherwise (about 1 s), which a
+    service would pay in its first records' latency."""
+    city_populations()
+    first_names()
+
+
 def canonical_city(name: str) -> str | None:
     """The normalized main name of the city called ``name`` ("Warszawa" → "warsaw"), or None."""
     hit = _city_names().get(_norm(name.strip()))

@@ -70,6 +70,12 @@ def available() -> bool:
     return bool(common_words())
 
 
+def load() -> None:
+    """Read the vocabulary and the noun index now; they are read on first use otherwise (about 0.9 s)."""
+    common_words()
+    _noun_senses()
+
+
 def is_common_word(word: str) -> bool:
     """``word`` (any case) or its regular singular is a lower-case WordNet lemma."""
     vocab = common_words()
