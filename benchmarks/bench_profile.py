@@ -1,7 +1,7 @@
 """Where the time of ``anonstream run`` goes, per stage, in variants of the run side by side (issue 13, item 7):
-``torch`` / ``onnx`` (one stage at a time, torch or ONNX Runtime int8 embedding; ``onnx`` is the default) and
+``torch`` / ``onnx`` (one stage at a time, torch or ONNX Runtime int8 embedding) and
 ``onnx-overlap`` / ``onnx-overlap-1t`` (embed on a worker thread overlapping the other stages,
-``ANONSTREAM_RUN_OVERLAP=1``, with ONNX Runtime's default threads or one); ``onnx-blas-default``: numpy's BLAS
+``ANONSTREAM_RUN_OVERLAP=1`` (the default), with ONNX Runtime's default threads or one); ``onnx-blas-default``: numpy's BLAS
 with OpenBLAS's own thread count instead of ``ANONSTREAM_BLAS_THREADS=1``.
 
 Each run is ``anonstream.runtime.embedded.run`` on the same documents in a fresh child process (its own
@@ -17,11 +17,15 @@ words/s and words per CPU-second are set against Presidio's within the pair (iss
 Words per CPU-second is the fair figure on a shared machine: Presidio runs on one thread, ``anonstream run``
 on several (ONNX Runtime, numpy), and a loaded machine takes more wall time from the one that waits on
 threads. ``--source dev`` runs on the unseen TAB dev texts (``bench_kafka.dev_documents``), as bench_kafka does.
+``--cprofile N`` adds one more run of the first variant under cProfile and lists its N functions with the most
+own time: where the Python time goes inside the stages.
 """
 from __future__ import annotations
 
+import cProfile
 import json
 import os
+import pstats
 import subprocess
 import sys
 import time
@@ -51,23 +55,47 @@ def documents(source: str, limit: int | None) -> list[dict]:
     return common.read_documents(limit=limit)
 
 
-def child(variant: str, source: str, limit: int | None) -> dict:
+def child(variant: str, source: str, limit: int | None, cprofile_top: int = 0) -> dict:
     """One run in this process (``--child``): stage clocks, run seconds and CPU seconds (all threads, model
-    loading excluded), words, as a dict."""
+    loading excluded), words, as a dict; with ``cprofile_top``, the run under cProfile (its times are then not
+    comparable) and its top functions by own time."""
     os.environ.update(VARIANTS[variant])
     docs = documents(source, limit)
+    profiler = cProfile.Profile() if cprofile_top else None
     cpu = time.process_time()
+    if profiler:
+        profiler.enable()
     report, instruments = instrumented_run(docs)
+    if profiler:
+        profiler.disable()
     cpu = time.process_time() - cpu - instruments.build_cpu
     stages = {name: {"wall": c.wall, "cpu": c.cpu, "records_in": c.records_in, "load": c.load_wall}
               for name, c in instruments.clocks.items()}
     return {"variant": variant, "seconds": report.seconds, "cpu": cpu, "documents": report.documents_in,
             "documents_out": report.documents_out, "words": sum(len(d["text"].split()) for d in docs),
-            "load": instruments.build_wall, "rss": common.peak_rss_mib(), "stages": stages}
+            "load": instruments.build_wall, "rss": common.peak_rss_mib(), "stages": stages,
+            "functions": top_functions(profiler, cprofile_top) if profiler else []}
 
 
-def run_child(variant: str, source: str, limit: int | None) -> dict:
-    argv = [sys.executable, __file__, "--child", variant, "--source", source, "--documents", str(limit)]
+def top_functions(profiler: cProfile.Profile, top: int) -> list[list]:
+    """[function, calls, own s, cumulative s] of the ``top`` functions by own time (the main thread's: cProfile
+    does not follow the overlap's worker thread)."""
+    stats = pstats.Stats(profiler).stats
+    rows = sorted(stats.items(), key=lambda item: -item[1][2])[:top]
+    return [[f"{_short(path)}:{line}({name})", calls, own, cumulative]
+            for (path, line, name), (_, calls, own, cumulative, _) in rows]
+
+
+def _short(path: str) -> str:
+    for marker in ("site-packages/", "shared/", "lib/python3"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path
+
+
+def run_child(variant: str, source: str, limit: int | None, cprofile_top: int = 0) -> dict:
+    argv = [sys.executable, __file__, "--child", variant, "--source", source, "--documents", str(limit),
+            "--cprofile", str(cprofile_top)]
     out = subprocess.run(argv, check=True, capture_output=True, text=True, cwd=common.REPO).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -89,11 +117,13 @@ def main() -> int:
                         help="Presidio analyze+anonymize on the same documents once per pair, ratios within the pair")
     parser.add_argument("--variants", default="onnx-blas-default,onnx",
                         help=f"comma-separated, the first is the baseline of the ratios (of {', '.join(VARIANTS)})")
+    parser.add_argument("--cprofile", type=int, default=0, metavar="N",
+                        help="one more run of the first variant under cProfile: its top N functions by own time")
     parser.add_argument("--child", choices=VARIANTS, help=argparse_suppress())
     args = parser.parse_args()
     limit = args.documents or (8 if args.quick else 40)
     if args.child:
-        print(json.dumps(child(args.child, args.source, limit)))
+        print(json.dumps(child(args.child, args.source, limit, args.cprofile)))
         return 0
     pairs = args.pairs or (1 if args.quick else 3)
     variants = tuple(args.variants.split(","))
@@ -172,6 +202,16 @@ def main() -> int:
         common.table(["stage"] + [x for v in variants for x in (f"{v} s", f"{v} share")]
                      + [f"{base} ÷ {v}" for v in variants[1:]], rows),
     ]))
+    if args.cprofile:
+        common.log(f"cProfile run: {base}")
+        profiled = run_child(base, args.source, limit, args.cprofile)
+        results.section("Python functions by own time (cProfile)", "\n\n".join([
+            f"One more run of `{base}` under cProfile (not one of the timed runs: the profiler slows Python code "
+            f"down), the {args.cprofile} functions with the most own time (of the main thread). Run "
+            f"{profiled['seconds']:.1f} s under the profiler.",
+            common.table(["function", "calls", "own s", "cumulative s"],
+                         [[f"`{f}`", c, f"{own:.2f}", f"{cum:.2f}"] for f, c, own, cum in profiled["functions"]]),
+        ]))
     results.write()
     return 0
 
