@@ -32,7 +32,7 @@ import time
 
 import common
 from bench_pipeline import instrumented_run
-from anonstream.runtime import wiring
+from anonstream.runtime import embedded, wiring
 
 VARIANTS = {
     "torch": {"ANONSTREAM_EMBED_BACKEND": "torch", "ANONSTREAM_RUN_OVERLAP": "0"},
@@ -62,12 +62,20 @@ def child(variant: str, source: str, limit: int | None, cprofile_top: int = 0) -
     os.environ.update(VARIANTS[variant])
     docs = documents(source, limit)
     profiler = cProfile.Profile() if cprofile_top else None
+    if profiler:  # from the stages built (model loading excluded, as from the run time) to the end of the run
+        build_stages = embedded.build_stages
+
+        def build_then_profile(*args, **kwargs):
+            stages = build_stages(*args, **kwargs)
+            profiler.enable()
+            return stages
+
+        embedded.build_stages = build_then_profile
     cpu = time.process_time()
-    if profiler:
-        profiler.enable()
     report, instruments = instrumented_run(docs)
     if profiler:
         profiler.disable()
+        embedded.build_stages = build_stages
     cpu = time.process_time() - cpu - instruments.build_cpu
     stages = {name: {"wall": c.wall, "cpu": c.cpu, "records_in": c.records_in, "load": c.load_wall}
               for name, c in instruments.clocks.items()}
@@ -207,7 +215,8 @@ def main() -> int:
         profiled = run_child(base, args.source, limit, args.cprofile)
         results.section("Python functions by own time (cProfile)", "\n\n".join([
             f"One more run of `{base}` under cProfile (not one of the timed runs: the profiler slows Python code "
-            f"down), the {args.cprofile} functions with the most own time (of the main thread). Run "
+            f"down), from the stages built to the end of the run, the {args.cprofile} functions with the most own time "
+            f"(of the main thread). Run "
             f"{profiled['seconds']:.1f} s under the profiler.",
             common.table(["function", "calls", "own s", "cumulative s"],
                          [[f"`{f}`", c, f"{own:.2f}", f"{cum:.2f}"] for f, c, own, cum in profiled["functions"]]),
