@@ -209,8 +209,8 @@ def city_populations() -> dict[str, int]:
 
 
 def load() -> None:
-    """Read the city and first-name lists now; they are read on first use otherwise (about 1 s), which a
-    service would pay in its first records' latency."""
+    """Read the city and first-name lists now; they are read on first use otherwise, which a service would pay
+    in its first records' latency."""
     city_populations()
     first_names()
 

@@ -71,7 +71,7 @@ def available() -> bool:
 
 
 def load() -> None:
-    """Read the vocabulary and the noun index now; they are read on first use otherwise (about 0.9 s)."""
+    """Read the vocabulary and the noun index now; they are read on first use otherwise."""
     common_words()
     _noun_senses()
 

@@ -238,7 +238,7 @@ class PlaceGeneralizer(Generalizer):
             raise ValueError("place generalizer level must be 'country' or 'continent'")
         self.level = level
         self.fallback = fallback
-        _geography()  # read the gazetteers now (about 0.8 s), not in the first records' latency
+        _geography()  # read the gazetteers now, not in the first records' latency
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         cities, countries, states = _geography()
