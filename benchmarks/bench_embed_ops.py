@@ -20,7 +20,7 @@ from pathlib import Path
 
 import common
 from anonstream.embedding import DEFAULT_MODEL, resolve_model_path
-from anonstream.embedding_onnx import PRECISIONS, OnnxEncoder
+from anonstream.embedding_onnx import PRECISIONS, OnnxEncoder, session_options
 from bench_embed import sample_chunks
 
 
@@ -28,11 +28,8 @@ def op_profile(encoder: OnnxEncoder, texts: list[str], batch: int, threads: int)
     """(operator type -> kernel seconds, wall seconds) of one profiled ``encode`` of ``texts``."""
     import onnxruntime
 
-    options = onnxruntime.SessionOptions()
+    options = session_options(threads)
     options.enable_profiling = True
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     encoder.session = onnxruntime.InferenceSession(str(encoder.path), options, providers=["CPUExecutionProvider"])
     encoder.encode(texts[:batch], batch)  # warm-up
     started = time.perf_counter()

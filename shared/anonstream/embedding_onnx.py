@@ -189,8 +189,8 @@ def exported(model_path: str, precision: str) -> Path:
     return path
 
 
-@lru_cache(maxsize=4)
-def load_session(path: str, threads: int):
+def session_options(threads: int):
+    """The embedding's ONNX Runtime session options (``load_session``'s; the per-operator benchmark adds profiling)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -199,7 +199,14 @@ def load_session(path: str, threads: int):
     # idle pool threads sleep instead of spinning: spinning took the cores from the stages that run between
     # embed calls in one process (anonstream run: cluster and refit 3x slower, benchmarks/results/profile.md)
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return options
+
+
+@lru_cache(maxsize=4)
+def load_session(path: str, threads: int):
+    import onnxruntime
+
+    return onnxruntime.InferenceSession(path, session_options(threads), providers=["CPUExecutionProvider"])
 
 
 def length_batches(lengths: list[int], batch_size: int) -> list[np.ndarray]:
