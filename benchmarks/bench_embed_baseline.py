@@ -135,10 +135,7 @@ def main() -> int:
     window = 128
     results = common.Results("embed_baseline", "Embed stage: today vs the commit issue 13 was filed on", quick)
     work = Path(tempfile.mkdtemp(prefix="bench-embed-baseline-"))
-    baseline_tree = work / "baseline"
-    subprocess.run(["git", "worktree", "add", "--detach", str(baseline_tree), args.baseline_ref], cwd=common.REPO,
-                   check=True, capture_output=True)
-    try:
+    with common.worktree(args.baseline_ref, work / "baseline") as baseline_tree:
         records = work / "records.jsonl"
         n, what = write_records(records, chunks)
         trees = {"baseline": baseline_tree / "shared", "now-torch": common.REPO / "shared",
@@ -149,14 +146,11 @@ def main() -> int:
             rates, cosines, _ = one_pass_set(label, threads, trees, records, window, rounds, work)
             rate_rows += rates
             cosine_rows += cosines
-    finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(baseline_tree)], cwd=common.REPO,
-                       capture_output=True)
     now = [row for row in rate_rows if row[1] == "`now`"]
     results.add(
         f"Target (issue 13): the embed stage ≥ {TARGET}× the chunks/s of the embed stage at the commit the issue was "
         f"filed on, vectors within {COSINE_BOUND} cosine. Baseline: `{args.baseline_ref}` "
-        f"({common._git('log', '-1', '--format=%h %ad %s', '--date=iso', args.baseline_ref)[:110]}…). "
+        f"({common.commit_line(args.baseline_ref)[:110]}…). "
         f"Inputs: {what} as chunks-pii wire records, the same file for every variant; windows of W = {window} "
         f"records per `handle` call; each variant in its own process built by its commit's `build_stage`; "
         f"{rounds} rounds, the variants taking turns pass by pass (order rotated). Chunks/s: median (min–max) "

@@ -70,10 +70,7 @@ def main() -> None:
     if args.quick:
         corpus = work / "tab-20.jsonl"
         corpus.write_text("".join(common.SAMPLE.read_text().splitlines(keepends=True)[:20]))
-    baseline_tree = work / "baseline"
-    subprocess.run(["git", "worktree", "add", "--detach", str(baseline_tree), args.baseline_ref], cwd=common.REPO,
-                   check=True, capture_output=True)
-    try:
+    with common.worktree(args.baseline_ref, work / "baseline") as baseline_tree:
         sources = {"baseline": baseline_tree / "shared", "now": common.REPO / "shared"}
         reports: dict[str, list[dict]] = {name: [] for name in sources}
         for r in range(args.rounds):
@@ -93,9 +90,6 @@ def main() -> None:
         held_out = {}
         for name in [*sources, "profile"]:
             held_out[name], _ = evaluate(work / name / "sanitized.jsonl", tagger, examples=0, docs=slice(50, 100))
-    finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(baseline_tree)], cwd=common.REPO,
-                       capture_output=True)
 
     rate = {name: common.median([rep["documents_per_second"] for rep in reps]) for name, reps in reports.items()}
     results.section("Throughput of `anonstream run` (same corpus, same run)", common.table(

@@ -80,6 +80,23 @@ def git_state() -> str:
     return f"{commit}" + (f" (+{len(dirty)} uncommitted paths under shared/)" if dirty else "")
 
 
+def commit_line(ref: str) -> str:
+    """``short hash, date, subject`` of ``ref``."""
+    return _git("log", "-1", "--format=%h %ad %s", "--date=iso", ref)
+
+
+@contextmanager
+def worktree(ref: str, directory: Path) -> Iterator[Path]:
+    """A detached git worktree of the repository at ``ref`` in ``directory`` (a baseline's code to run beside
+    today's), removed afterwards."""
+    subprocess.run(["git", "worktree", "add", "--detach", str(directory), ref], cwd=REPO, check=True,
+                   capture_output=True)
+    try:
+        yield directory
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(directory)], cwd=REPO, capture_output=True)
+
+
 def _version(dist: str) -> str:
     try:
         return importlib.metadata.version(dist)
