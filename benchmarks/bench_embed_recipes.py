@@ -8,7 +8,12 @@ quantize (``embedding_onnx.dynamic_int8``, the shipped settings) a different set
 
 * ``shipped`` — every feed-forward output projection fp32 (what ``ANONSTREAM_EMBED_BACKEND=onnx`` runs);
 * ``ffn-out L<i>`` — as shipped, but layer i's feed-forward output projection int8 too;
-* ``all-int8`` — every MatMul int8.
+* ``all-int8`` — every MatMul int8;
+* ``nbits<b>-block32`` — every MatMul (the attention's Q, K, V projections stay fp32 inside the fused
+  ``Attention``) as ONNX Runtime's ``MatMulNBits``: b-bit weights in blocks of 32 along the input dimension,
+  each with its own scale, and ``accuracy_level`` 4, under which the activations too are quantized to int8 per
+  block of 32 of each row (finer than the per-tensor scale of dynamic quantization, so an outlier channel costs
+  only its block's precision).
 
 For each recipe: the cosine of its vectors with torch's (``SentenceTransformer.encode``) over every chunk of the
 sample corpus (where the shipped recipe was chosen, ``bench_embed.sample_chunks``), and its speed: ``encode``
@@ -42,7 +47,21 @@ def recipes(fp32: Path, directory: Path) -> dict[str, Path]:
         dynamic_int8(fp32, out[f"ffn-out L{layer}"], [n for i, n in enumerate(names) if i != layer])
     out["all-int8"] = directory / "all-int8.onnx"
     dynamic_int8(fp32, out["all-int8"])
+    for bits in (8, 4):
+        out[f"nbits{bits}-block32"] = directory / f"nbits{bits}.onnx"
+        blockwise(fp32, out[f"nbits{bits}-block32"], bits)
     return out
+
+
+def blockwise(source: Path, target: Path, bits: int) -> None:
+    """Every MatMul of ``source`` as ``MatMulNBits``: symmetric ``bits``-bit weights in blocks of 32, int8
+    activations per block (``accuracy_level`` 4)."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    quantizer = MatMulNBitsQuantizer(onnx.load(str(source)), bits=bits, block_size=32, is_symmetric=True,
+                                     accuracy_level=4)
+    quantizer.process()
+    quantizer.model.save_model_to_file(str(target), use_external_data_format=False)
 
 
 def main() -> int:
