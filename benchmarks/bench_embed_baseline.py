@@ -74,18 +74,21 @@ class Child:
             self.process.wait(timeout=60)
 
 
-def write_records(path: Path, chunks: int | None) -> tuple[int, str]:
+def write_records(path: Path, chunks: int | None) -> str:
+    """The chunks-pii wire records of the comparison into ``path``; returns what they are, for the results."""
     picked, total = sample_chunks(chunks)
     messages = pii_wire_messages(picked)
     with path.open("wb") as handle:
         for m in messages:
             handle.write(orjson.dumps({"topic": m.topic, "offset": m.offset, "key": m.key.decode(),
                                        "value": m.value.decode()}) + b"\n")
-    return len(messages), f"{len(messages)} chunks (of the {total} that the ingest stage cuts from the sample corpus)"
+    return f"{len(messages)} chunks (of the {total} that the ingest stage cuts from the sample corpus)"
 
 
 def one_pass_set(label: str, threads: int, trees: dict[str, Path], records: Path, window: int, rounds: int,
-                 work: Path) -> tuple[list[list], list[list], dict[str, dict]]:
+                 work: Path) -> tuple[list[list], list[list]]:
+    """One pass setting (threads): the three variants' processes, ``rounds`` rounds taking turns; the rows of the
+    rate and cosine tables."""
     env_threads = {} if threads == 0 else {"OMP_NUM_THREADS": str(threads), "ANONSTREAM_EMBED_THREADS": str(threads)}
     envs = {"baseline": {}, "now-torch": {"ANONSTREAM_EMBED_BACKEND": "torch"}, "now": {}}
     children: dict[str, Child] = {}
@@ -118,7 +121,7 @@ def one_pass_set(label: str, threads: int, trees: dict[str, Path], records: Path
         cos = np.sum(vectors[name] * vectors["baseline"], axis=1)
         cosine_rows.append([label, f"`{name}`", len(cos), f"{cos.min():.4f}", f"{np.percentile(cos, 1):.4f}",
                             f"{cos.mean():.4f}"])
-    return rate_rows, cosine_rows, runs
+    return rate_rows, cosine_rows
 
 
 def main() -> int:
@@ -134,16 +137,17 @@ def main() -> int:
     chunks = args.chunks or (24 if quick else 192)
     window = 128
     results = common.Results("embed_baseline", "Embed stage: today vs the commit issue 13 was filed on", quick)
-    work = Path(tempfile.mkdtemp(prefix="bench-embed-baseline-"))
-    with common.worktree(args.baseline_ref, work / "baseline") as baseline_tree:
+    with tempfile.TemporaryDirectory(prefix="bench-embed-baseline-") as tmp, \
+            common.worktree(args.baseline_ref, Path(tmp) / "baseline") as baseline_tree:
+        work = Path(tmp)
         records = work / "records.jsonl"
-        n, what = write_records(records, chunks)
+        what = write_records(records, chunks)
         trees = {"baseline": baseline_tree / "shared", "now-torch": common.REPO / "shared",
                  "now": common.REPO / "shared"}
         rate_rows, cosine_rows = [], []
         for threads in args.threads:
             label = "default threads" if threads == 0 else f"threads = {threads}"
-            rates, cosines, _ = one_pass_set(label, threads, trees, records, window, rounds, work)
+            rates, cosines = one_pass_set(label, threads, trees, records, window, rounds, work)
             rate_rows += rates
             cosine_rows += cosines
     now = [row for row in rate_rows if row[1] == "`now`"]
