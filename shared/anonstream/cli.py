@@ -13,7 +13,7 @@ from .config import Settings
 COMMAND_MODULES = ("anonstream.pii.cli", "anonstream.mixture.cli", "anonstream.swap.cli", "anonstream.evaluation.cli", "anonstream.risk.cli", "anonstream.attack.cli", "anonstream.planner.cli",
                    "anonstream.api.cli", "anonstream.runtime.clients", "anonstream.detector.cli",
                    "anonstream.plausibility.cli", "anonstream.synthesis.cli",
-                   "anonstream.hierarchy.cli")
+                   "anonstream.hierarchy.cli", "anonstream.runtime.counts_cli")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -22,8 +22,11 @@ def _run(args: argparse.Namespace) -> int:
     for path in (args.output, args.report):
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+    settings = Settings()
+    if args.counts:
+        settings.value_counts = args.counts
     report = run(Path(args.input), Path(args.output), Path(args.report) if args.report else None,
-                 progress=not args.quiet)
+                 settings=settings, progress=not args.quiet)
     summary = report.as_dict()
     print(f"documents: {summary['documents_in']} in, {summary['documents_out']} out, "
           f"dead letters: {summary['dead_letters_by_stage'] or 0}, "
@@ -84,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--input", required=True, help="JSONL: {doc_id, text, metadata} per line")
     run.add_argument("--output", required=True, help="JSONL of sanitized documents")
     run.add_argument("--report", help="JSON report (counts, throughput, audit)")
+    run.add_argument("--counts", help="identities per value to start from (anonstream counts warm --out); "
+                                      "default ANONSTREAM_VALUE_COUNTS, else none: nothing is common until counted")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_run)
 

@@ -30,6 +30,8 @@
 | ANONSTREAM_REFIT_DRIFT_NATS | 25 | refit early when recent chunks' mean log-density falls this far below the model's training mean |
 | ANONSTREAM_RESERVOIR_SIZE | 20000 | embeddings kept for refits |
 | ANONSTREAM_RELEASE | (built-in default = deploy/release.default.yaml) | release configuration YAML of the swap stage |
+| ANONSTREAM_VALUE_COUNTS | (none) | `anonstream run` only: identities per value of a reference corpus (`anonstream counts warm --out`), the run's counts start from them |
+| ANONSTREAM_VALUE_COUNTS_TTL_S | 2592000 | services: a value's identity count in Redis expires this long after its last mention (30 days) |
 | ANONSTREAM_REASSEMBLY_WAIT_S | 900 | longest wait for a document's missing chunks; then the sink dead-letters what it has |
 | ANONSTREAM_REASSEMBLY_TTL_S | 86400 | how long per-document state (sink, pii) is kept in Redis |
 | ANONSTREAM_INSTANCE | 0 | replica number of this process (part of the transactional id) |
@@ -110,6 +112,10 @@ class Settings:
     refit_drift_nats: float = field(default_factory=lambda: float(_env("REFIT_DRIFT_NATS", "25")))
     reservoir_size: int = field(default_factory=lambda: int(_env("RESERVOIR_SIZE", "20000")))
     release: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_RELEASE"))
+    # identities per value (commonness.py): a reference corpus's counts the embedded runner starts from, and how
+    # long the services' Redis counts live after a value's last mention
+    value_counts: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_VALUE_COUNTS"))
+    value_counts_ttl_s: int = field(default_factory=lambda: int(_env("VALUE_COUNTS_TTL_S", str(30 * 86400))))
     reassembly_wait_s: float = field(default_factory=lambda: float(_env("REASSEMBLY_WAIT_S", "900")))
     transactional_stages: tuple[str, ...] = field(
         default_factory=lambda: tuple(s for s in _env("TRANSACTIONAL_STAGES", "sink").split(",") if s))

@@ -49,6 +49,7 @@ class EntitySpan:
     recognizer: str = ""
     score: float = 1.0
     country: str | None = None  # ISO code of the country a place or organisation belongs to, pii/kinds.py
+    decision: str | None = None  # why the masking decision differs from the policy's ("common(k=20)", commonness.py)
 
     def to_wire(self) -> dict[str, Any]:
         # the fields by name, not dataclasses.asdict: every field is a str, number or None, and asdict's recursive

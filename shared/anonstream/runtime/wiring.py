@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..commonness import InMemoryValueCounts, ValueCounts
 from ..config import Settings
 from ..hierarchy.registry import HierarchyRegistry, InMemoryHierarchyRegistry
 from ..pii.engine import InMemoryPseudonymStore, PiiEngine, PiiConfig, PseudonymStore
@@ -45,6 +46,8 @@ class Stores:
     synthesis_registry: base.ModelRegistry = field(default_factory=base.InMemoryModelRegistry)
     # versions of the value hierarchies (paper 004; refit publishes, the hierarchy generalizer reads)
     hierarchy_registry: HierarchyRegistry = field(default_factory=InMemoryHierarchyRegistry)
+    # distinct identities per value (commonness.py; the pii stage counts and decides)
+    value_counts: ValueCounts = field(default_factory=InMemoryValueCounts)
 
 
 def in_memory_stores(settings: Settings) -> Stores:
@@ -59,6 +62,8 @@ def in_memory_stores(settings: Settings) -> Stores:
         tuple_counts=InMemoryTupleCounts(),
         replacements=InMemoryReplacementMemory(),
         risk_tables=InMemoryRiskTables(settings.audit_window_s, settings.audit_bucket_s),
+        value_counts=InMemoryValueCounts.load(settings.value_counts) if settings.value_counts
+        else InMemoryValueCounts(),
     )
 
 
@@ -81,6 +86,12 @@ def _synthesis(settings: Settings, stores: Stores, stage: str):
     return MetadataSynthesis(stores.synthesis_registry, fields, forms)
 
 
+def _release(settings: Settings):
+    from ..swap import Release
+
+    return Release.from_yaml(settings.release) if settings.release else Release.default()
+
+
 def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
     """One stage core; heavy models (spaCy, the encoder) are loaded only by the stage needing them."""
     if name == "ingest":
@@ -94,7 +105,9 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         if settings.spacy_model:
             config.spacy_model = settings.spacy_model
         engine = PiiEngine.from_config(config)
-        return PiiStage(engine, stores.pseudonyms, stores.document_states, settings.tenant)
+        release = _release(settings)
+        return PiiStage(engine, stores.pseudonyms, stores.document_states, settings.tenant,
+                        values=stores.value_counts, common=release.common, identity_field=release.identity_field)
     if name == "embed":
         from ..embedding import Embedder
         from ..stages.embed import EmbedStage
@@ -117,9 +130,9 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
                           hierarchies=HierarchyRefitter.from_env(stores.hierarchy_registry, settings.embed_model))
     if name == "swap":
         from ..stages.swap import SwapStage
-        from ..swap import Release, SwapProcessor
+        from ..swap import SwapProcessor
 
-        release = Release.from_yaml(settings.release) if settings.release else Release.default()
+        release = _release(settings)
         return SwapStage(SwapProcessor(release, stores.swap_pools, stores.tuple_counts,
                                        memory=stores.replacements))
     if name == "sink":
@@ -127,9 +140,7 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
 
         return SinkStage(stores.pending, settings.reassembly_wait_s, synthesis=_synthesis(settings, stores, "sink"))
     if name == "audit":
-        from ..swap import Release
-
-        release = Release.from_yaml(settings.release) if settings.release else Release.default()
+        release = _release(settings)
         embedder = None
         if settings.audit_utility:
             from ..embedding import Embedder
@@ -172,10 +183,15 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
 
     client = redis_state.connect_settings(settings)
     pseudonyms: PseudonymStore = InMemoryPseudonymStore()
+    value_counts: ValueCounts = InMemoryValueCounts()
     if stage_name == "pii":
+        from ..pii.keys import KeyRing
         from ..stores.redis_pseudonyms import RedisPseudonymStore
+        from ..stores.redis_values import RedisValueCounts
 
         pseudonyms = RedisPseudonymStore(client, ttl_s=settings.pseudonym_ttl_s, tenant=settings.tenant)
+        value_counts = RedisValueCounts(client, settings.tenant, KeyRing.from_env(required=True),
+                                        ttl_s=settings.value_counts_ttl_s)
     return Stores(
         pseudonyms=pseudonyms,
         document_states=redis_state.RedisDocumentState(client, settings.tenant, "pii-doc",
@@ -191,4 +207,5 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
                                     bucket_s=settings.audit_bucket_s),
         synthesis_registry=redis_state.RedisModelRegistry(client, settings.tenant, area="synthesis"),
         hierarchy_registry=RedisHierarchyRegistry(client, settings.tenant),
+        value_counts=value_counts,
     )

@@ -2,7 +2,9 @@
 
 Masking decisions are per entity, and an entity's mentions can be spread over a document's chunks
 ("Mr Cengiz Polat" in the first chunk, "Polat" in the fifth), so the stage waits until it holds all
-chunks of a document, then processes them together with one entity registry. Waiting chunks are kept
+chunks of a document, then processes them together with one entity registry. Once a document's entities are typed, its named values are counted per protected identity and the QUASI ones that
+enough identities mention are released as written (``commonness.release_common``; the release's ``identity_field``,
+``common_k`` and ``common_share``): the decision is per entity, so every chunk of the document agrees. Waiting chunks are kept
 in a ``DocumentStateStore`` (Redis in the service: written before the input offsets are committed, so
 a restart loses nothing) and forgotten only after the document's outputs are acknowledged.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .. import topics
+from ..commonness import CommonRule, InMemoryValueCounts, ValueCounts, identity_of, release_common
 from ..pii.engine import DocumentEntities, PiiEngine, PseudonymStore
 from ..pii.gazetteer import alpha2
 from ..pii.kinds import assign_countries
@@ -26,11 +29,16 @@ class PiiStage(ChunkStage):
     inputs = (topics.CHUNKS,)
 
     def __init__(self, engine: PiiEngine, pseudonyms: PseudonymStore, states: DocumentStateStore,
-                 namespace: str = "default"):
+                 namespace: str = "default", values: ValueCounts | None = None, common: CommonRule = CommonRule(),
+                 identity_field: str | None = None):
         self.engine = engine
         self.pseudonyms = pseudonyms
         self.states = states
         self.namespace = namespace
+        self.values = values if values is not None else InMemoryValueCounts()
+        self.common = common
+        self.identity_field = identity_field
+        self.released_common = 0
 
 
     def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
@@ -61,7 +69,10 @@ class PiiStage(ChunkStage):
         registry = DocumentEntities(chunks[0].doc_id)
         results = self.engine.process_many([c.text for c in chunks], [registry] * len(chunks),
                                            self.pseudonyms, self.namespace)
-        assign_countries([span for _, spans in results for span in spans], alpha2(registry.dominant_country()))
+        all_spans = [span for _, spans in results for span in spans]
+        assign_countries(all_spans, alpha2(registry.dominant_country()))
+        identity = identity_of(chunks[0].metadata, chunks[0].doc_id, self.identity_field)
+        self.released_common += release_common(all_spans, identity, self.values, self.common)
         emits = []
         for chunk, (text, spans) in zip(chunks, results):
             chunk.text = text
@@ -69,6 +80,9 @@ class PiiStage(ChunkStage):
             chunk.lineage[self.name] = self.version
             emits.append(chunk_emit(topics.CHUNKS_PII, chunk))
         return emits
+
+    def metrics(self) -> dict[str, Any]:
+        return {"released_common": self.released_common}
 
     def after_produced(self, emits: Sequence[Emit]) -> None:
         for emit in emits:

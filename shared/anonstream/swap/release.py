@@ -64,6 +64,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from ..commonness import CommonRule
 from ..pii.kinds import UNKNOWN_KINDS
 from ..records import EntitySpan
 from .generalize import Generalizer, build_generalizer
@@ -155,6 +156,9 @@ DEFAULT_RELEASE: dict[str, Any] = {
 
 _DEFAULTS = {
     "description": "",
+    "identity_field": None,
+    "common_k": None,
+    "common_share": 0.0,
     "scope": "masked",
     "protect": "all",
     "unknown_kinds": "generalize",
@@ -211,6 +215,8 @@ class Release:
         self.unknown_kinds: str = normalized["unknown_kinds"]
         self.generalized_kinds: frozenset[str] = frozenset(normalized["generalized_kinds"])
         self.superpopulation_size: float = float(normalized["superpopulation_size"])
+        self.identity_field: str | None = normalized["identity_field"]
+        self.common = CommonRule(normalized["common_k"], float(normalized["common_share"]))
         self.join_separator: str = normalized["join_separator"]
         pool = normalized["pool"]
         self.pool = PoolBounds(int(pool["max_size"]), float(pool["max_wait_seconds"]), int(pool["ttl_seconds"]))
