@@ -167,3 +167,13 @@ def test_gauges_go_through_the_service_exposition():
     line = next(x for x in text.splitlines() if x.startswith("anonstream_audit_risk_dr{"))
     assert f'key="{VERSION}"' in line and float(line.rsplit(" ", 1)[1]) == pytest.approx(dr)
     assert any(x.startswith("anonstream_audit_risk_theta{") for x in text.splitlines())
+
+
+def test_decision_reasons_are_counted_by_reason():
+    audit = stage()
+    record = sanitized("A", 0, 1)
+    record["entities"] = [{"type": "ORG", "decision": "common(k=20)"}, {"type": "LOC", "decision": "common(k=21)"},
+                          {"type": "ORG", "decision": None}]
+    audit.process([(None, record)])
+    assert audit.report()["decisions"] == {"common": 2}
+    assert audit.metrics()["decisions"] == {"common": 2}

@@ -248,6 +248,8 @@ class AuditStage(Stage):
                 bump("documents")
             for entity in record["entities"]:
                 bump(f"entities.{entity['type']}")
+                if entity.get("decision"):  # "common(k=20)" counted as its reason, "common"
+                    bump(f"decisions.{entity['decision'].partition('(')[0]}")
                 if entity.get("surrogate") is not None:
                     bump(f"replaced.{entity['type']}")
             for change in record["changes"]:
@@ -326,6 +328,7 @@ class AuditStage(Stage):
             "documents": counts.get("documents", 0),
             "entities_by_type": group("entities."),
             "replaced_by_type": group("replaced."),
+            "decisions": group("decisions."),
             "dead_letters_by_stage": group("dead_letters."),
             "operators": group("operators."),
             "actions": group("actions."),
@@ -343,12 +346,14 @@ class AuditStage(Stage):
         stage, ``operators``, ``actions`` per chunk, ``entities`` per type), the newest mixture version on a
         released chunk (``model_version``); risk per release version (label ``key``), all time (``risk_*``) and
         over the window (``risk_window_*``); released classes by size (``risk_k_classes``, key
-        ``{version}|{sizes}``); DU (``risk_du``); the attacker's accuracy (``attack_*``)."""
+        ``{version}|{sizes}``); mentions whose masking decision has a recorded reason, by reason (``decisions``: ``common``,
+values released as written because enough identities mention them); DU (``risk_du``); the attacker's accuracy (``attack_*``)."""
         out: dict[str, Any] = {}
         if self.last_report is not None:
             r = self.last_report
             out.update(chunks=r["chunks"], documents=r["documents"], dead_letters=r["dead_letters_by_stage"],
-                       operators=r["operators"], actions=r["actions"], entities=r["entities_by_type"])
+                       operators=r["operators"], actions=r["actions"], entities=r["entities_by_type"],
+                       decisions=r["decisions"])
             if r["model_version"] is not None:
                 out["model_version"] = r["model_version"]
         for scope, prefix in (("all_time", "risk_"), ("window", "risk_window_")):
