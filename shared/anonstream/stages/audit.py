@@ -346,8 +346,8 @@ class AuditStage(Stage):
         stage, ``operators``, ``actions`` per chunk, ``entities`` per type), the newest mixture version on a
         released chunk (``model_version``); risk per release version (label ``key``), all time (``risk_*``) and
         over the window (``risk_window_*``); released classes by size (``risk_k_classes``, key
-        ``{version}|{sizes}``); mentions whose masking decision has a recorded reason, by reason (``decisions``: ``common``,
-values released as written because enough identities mention them); DU (``risk_du``); the attacker's accuracy (``attack_*``)."""
+        ``{version}|{sizes}``); mentions whose masking decision has a recorded reason, by reason (``decisions``:
+        ``common``, values released as written because enough identities mention them); DU (``risk_du``); the attacker's accuracy (``attack_*``)."""
         out: dict[str, Any] = {}
         if self.last_report is not None:
             r = self.last_report
