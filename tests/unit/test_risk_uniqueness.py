@@ -76,3 +76,16 @@ def test_estimates_agree_with_pitman_and_give_p_hat():
     assert z.share == pytest.approx(z.uniques / N)
     assert est.dankar == dankar_rule(sum(SIZES) / N, {m: e.uniques for m, e in est.models.items()})
     assert estimate_population_uniqueness([2, 3], 100).dankar is None   # no sample uniques: nothing to choose
+
+
+def test_cli_uniqueness(tmp_path, capsys):
+    import json
+
+    from anonstream.cli import main
+
+    path = tmp_path / "sizes.json"
+    path.write_text(json.dumps({"sizes": SIZES}))
+    assert main(["risk", "uniqueness", "--sizes", str(path), "--population", "500", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["dankar_model"] == "snb" and out["zayatz"]["p_hat"] == pytest.approx(zayatz_conditional(SIZES, 500))
+    assert main(["risk", "uniqueness", "--sizes", str(path), "--population", "10"]) == 2   # N < n

@@ -1,5 +1,6 @@
 """``anonstream risk pitman``: fit the Ewens-Pitman model to class sizes and estimate population
-uniques (paper 000 §2.4, eq. 2.10, 2.14, 2.15)."""
+uniques (paper 000 §2.4, eq. 2.10, 2.14, 2.15). ``anonstream risk uniqueness``: the population uniques of the
+Pitman, Zayatz and SNB models and the one Dankar et al.'s rule picks (``risk.uniqueness``)."""
 from __future__ import annotations
 
 import argparse
@@ -18,17 +19,28 @@ def add_commands(subparsers) -> None:
                    help="superpopulation size N >= n for eq. 2.14-2.15 (the paper uses 1e10-1e30)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of key: value lines")
     p.set_defaults(func=cmd_pitman)
+    u = sub.add_parser("uniqueness", help="population uniques by Pitman, Zayatz and SNB, and Dankar's choice",
+                       description=__doc__)
+    u.add_argument("--sizes", required=True, help='JSON file {"sizes": [n_1, n_2, ...]} (one size per distinct tuple)')
+    u.add_argument("--population", type=float, required=True,
+                   help="population size N >= n (the sampling fraction n / N decides Dankar's rule)")
+    u.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    u.set_defaults(func=cmd_uniqueness)
+
+
+def _read_sizes(path: str) -> list[int]:
+    data = json.loads(Path(path).read_text())
+    sizes = data["sizes"] if isinstance(data, dict) else None
+    if not isinstance(sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in sizes):
+        raise ValueError('expected {"sizes": [n_1, n_2, ...]} with integer sizes')
+    return sizes
 
 
 def cmd_pitman(args: argparse.Namespace) -> int:
     from .pitman import fit_pitman
 
     try:
-        data = json.loads(Path(args.sizes).read_text())
-        sizes = data["sizes"] if isinstance(data, dict) else None
-        if not isinstance(sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in sizes):
-            raise ValueError('expected {"sizes": [n_1, n_2, ...]} with integer sizes')
-        fit = fit_pitman(sizes)
+        fit = fit_pitman(_read_sizes(args.sizes))
         summary = fit.as_dict(args.population)
     except (OSError, ValueError, KeyError) as exc:
         print(f"anonstream risk pitman: {args.sizes}: {exc}", file=sys.stderr)
@@ -38,4 +50,26 @@ def cmd_pitman(args: argparse.Namespace) -> int:
     else:
         for key, value in summary.items():
             print(f"{key}: {value}")
+    return 0
+
+
+def cmd_uniqueness(args: argparse.Namespace) -> int:
+    from .uniqueness import MODELS, estimate_population_uniqueness
+
+    try:
+        est = estimate_population_uniqueness(_read_sizes(args.sizes), args.population)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"anonstream risk uniqueness: {args.sizes}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(est.as_dict(), allow_nan=False))
+        return 0
+    print(f"n {est.n}, sample uniques {est.sample_uniques}, N {est.population:.4g}, "
+          f"sampling fraction {est.sampling_fraction:.4g}")
+    print(f"{'model':<8} {'population uniques':>20} {'share of N':>12} {'p_hat':>12}")
+    for name in MODELS:
+        m = est.models[name]
+        cells = ["n/a" if v is None else f"{v:.6g}" for v in (m.uniques, m.share, m.p_hat)]
+        mark = "  <- Dankar's rule" if name == est.dankar else ""
+        print(f"{name:<8} {cells[0]:>20} {cells[1]:>12} {cells[2]:>12}{mark}")
     return 0
