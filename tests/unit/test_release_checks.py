@@ -1,0 +1,131 @@
+"""Checks of a sanitized text any domain can use (evaluation/checks.py): bands, places, phrases, order, over-masking."""
+from __future__ import annotations
+
+import pytest
+
+from anonstream.evaluation.checks import (
+    band_contains,
+    changed_bands,
+    check_release,
+    common_threshold,
+    compared_figures,
+    countries_named,
+    decades_in_date_phrases,
+    neutral_noun_kind,
+    neutral_noun_of_other_kind,
+    place_verdict,
+)
+from anonstream.evaluation.release import LineDiff
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("$0.017", "$0.01-0.02", True),
+    ("$0.017", "$10-20", False),
+    ("2.5 million", "1-5 million", True),
+    ("2.5 million", "1-5", False),
+    ("$12,400,000", "$10-20 million", True),
+    ("35%", "30-40%", True),
+    ("45%", "30-40%", False),
+    ("several", "10-20", None),  # no figure on the old side
+    ("35%", "the share", None),  # no band on the new side
+])
+def test_band_contains_value_at_its_scale(old, new, expected):
+    assert band_contains(old, new) is expected
+
+
+def test_changed_bands_reads_the_unit_and_scale_around_the_diff():
+    diff = LineDiff("approximately $0.017 of FFO per share", "$10-20 of the organisation per share")
+    assert changed_bands(diff) == [("$0.017", "$10-20", False)]
+    diff = LineDiff("revenue of $2.5 million in the quarter", "revenue of $1-5 million in the quarter")
+    assert changed_bands(diff) == [("$2.5 million", "$1-5 million", True)]
+    assert changed_bands(LineDiff("a 10-20% rise", "a 10-20% rise in Europe")) == []  # unchanged band: not judged
+
+
+def test_compared_figures_lose_their_order_only_when_they_become_one_text():
+    lost = compared_figures(LineDiff("margin increased to 16% from 12% last year",
+                                     "margin increased to 10-20% from 10-20% last year"))
+    assert lost == [("16% … 12%", "10-20% … 10-20%", True)]
+    kept = compared_figures(LineDiff("margin increased to 16% from 32% last year",
+                                     "margin increased to 10-20% from 30-40% last year"))
+    assert [order_lost for *_, order_lost in kept] == [False]
+    # two figures without a comparison word between them are not a comparison
+    assert compared_figures(LineDiff("16% of staff and 12% of managers", "10-20% of staff and 10-20% of managers")) == []
+
+
+def test_decade_inside_a_date_phrase():
+    diff = LineDiff("in Q2 2021 and the first nine months of 2021", "in Q3 the 2020s and the first nine months of the 2020s")
+    assert decades_in_date_phrases(diff) == ["Q3 the 2020s", "months of the 2020s"]
+    assert decades_in_date_phrases(LineDiff("born in 1975", "born in the 1970s")) == []
+    # a decade already in the original is no rewrite
+    assert decades_in_date_phrases(LineDiff("months of the 1990s at Acme", "months of the 1990s at X")) == []
+
+
+def test_neutral_noun_of_another_kind():
+    assert neutral_noun_kind("the organisation") == "org"
+    assert neutral_noun_kind("a city") == "place"
+    assert neutral_noun_kind("Paris") is None
+    assert neutral_noun_of_other_kind("PRODUCT", "the organisation") is True
+    assert neutral_noun_of_other_kind("EVENT", "the organisation") is True
+    assert neutral_noun_of_other_kind("ORG", "the organisation") is False
+    assert neutral_noun_of_other_kind("GPE", "the area") is False
+    assert neutral_noun_of_other_kind(None, "the organisation") is None
+    assert neutral_noun_of_other_kind("PRODUCT", "Acme") is None
+
+
+@pytest.mark.parametrize("old, new, context, verdict", [
+    ("Portland", "Oregon", (), "contained"),
+    ("Portland", "the United States", (), "contained"),
+    ("Gdańsk, Poland", "Europe", (), "contained"),
+    ("Bochum", "the German prosecutor", (), "contained"),
+    ("Western United States", "the United States", (), "contained"),
+    ("Lincoln", "the United States", {"GB"}, "place_not_container"),  # the document's country decides
+    ("Lincoln", "the United Kingdom", {"GB"}, "contained"),
+    ("Western United States", "Singapore", (), "place_not_container"),
+    ("Zakroczym", "Poland", (), "place_unconfirmed"),
+    ("Warsaw", "Krakow", (), "place_to_place"),
+    ("Idaho", "S-3", (), "place_to_non_place"),
+    ("Paris", "the area", (), "neutral"),
+    ("Paris", "[LOC]", (), None),
+])
+def test_place_containment(old, new, context, verdict):
+    assert place_verdict(old, new, context) == verdict
+
+
+def test_countries_named():
+    assert countries_named("The applicant lives in the United Kingdom and visited Poland.") == {"GB", "PL"}
+
+
+def test_common_threshold_count_or_share():
+    assert common_threshold(20, 716) == 20
+    assert common_threshold(0.05, 716) == 36
+    assert common_threshold(0.0001, 716) == 1
+
+
+class _Reference:
+    identities = 10
+
+    def count(self, text):
+        return {"covid": 9, "choice hotels": 1}.get(text.casefold(), 0)
+
+
+def _tagger(lines):
+    labels = {"COVID": "EVENT", "Idaho": "GPE", "Choice Hotels": "ORG"}
+    return [[(line.index(k), line.index(k) + len(k), v) for k, v in labels.items() if k in line] for line in lines]
+
+
+def test_check_release_counts_findings_per_check():
+    pairs = [("d1", "We expect COVID to remain a challenge.\nSales in Idaho rose to 16% from 12%.\nChoice Hotels grew.",
+              "We expect the organisation to remain a challenge.\nSales in S-3 rose to 10-20% from 10-20%.\n"
+              "Acme Inns grew."),
+             ("d2", "one\ntwo", "one two")]
+    report = check_release(pairs, tagger=_tagger, reference=_Reference(), common_k=0.5)
+    counts = report.counts()
+    assert report.misaligned_documents == ["d2"]
+    assert report.over_masking_threshold == 5
+    assert counts["neutral_noun_of_other_kind"] == 1
+    assert counts["place_to_non_place"] == 1
+    assert counts["compared_figures_equal"] == 1
+    assert counts["over_masked"] == 1  # COVID: 9 of 10 identities; Choice Hotels: 1
+    assert counts["band_excludes_value"] == 0
+    assert report.false_or_broken == 3
+    assert "| over_masked | 1 |" in report.to_markdown()
