@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from anonstream import contracts, topics
-from anonstream.risk import pitman
+from anonstream.risk import pitman, uniqueness
 from anonstream.runtime.metrics import ServiceMetrics
 from anonstream.stages.audit import AuditStage
 from anonstream.stages.base import InputMessage, StageDriver
@@ -85,6 +85,12 @@ def test_snapshot_matches_a_direct_pitman_computation():
     assert r["p_hat"] == pytest.approx(fit.p_hat(N))
     assert r["dr"] == pytest.approx(pitman.disclosure_risk(fit, 3, N))
     assert r["dr"] == pytest.approx(1 - 3 / 4 * fit.p_hat(N))
+    assert r["swapped_unique_share"] == 0.75 and r["uniques_kept_share"] == 0.25      # f kept; c, d, e changed
+    models = r["population_uniqueness"]
+    assert models["pitman"]["p_hat"] == pytest.approx(r["p_hat"]) and models["pitman"]["dr"] == pytest.approx(r["dr"])
+    zayatz_p = uniqueness.zayatz_conditional(sizes, N)
+    assert models["zayatz"]["p_hat"] == pytest.approx(zayatz_p) and models["zayatz"]["dr"] == pytest.approx(1 - 0.75 * zayatz_p)
+    assert models["dankar_model"] == "pitman"        # n / N = 9e-20 <= 0.1: Dankar's rule takes Pitman
     # released: A-tuple x3, B-tuple x2, x x2 (c, d), "a company", f: k = 1, two singletons
     assert r["classes_after"] == 5 and r["sample_uniques_after"] == 2 and r["k"] == 1
     assert r["k_distribution"] == {"1": 2, "2": 2, "3": 1}

@@ -8,8 +8,10 @@ the swap log's ``tuple_after`` restricted to the release's J (when the record's 
 configured one; otherwise the whole ``tuple_after``, and ``released_tuple`` says "all"). The tables are
 kept over all time and over a sliding window of event time (the swap log's ``released_at``).
 On each snapshot, for ``all_time`` and for ``window``: n, K, s1, the Ewens-Pitman fit (eq. 2.10), p_hat for
-the superpopulation size N (eq. 2.14-2.15), DR = 1 - (#swapped uniques / s1) p_hat (eq. 2.16), k-anonymity
-and l-diversity (w.r.t. the document) of the released tuples. Undefined values are null, never NaN.
+the superpopulation size N (eq. 2.14-2.15), DR = 1 - (#swapped uniques / s1) p_hat (eq. 2.16), what DR is
+made of (``swapped_unique_share``; ``uniques_kept_share``, the sample uniques neither swapped nor generalized),
+the population uniques of the Pitman, Zayatz and SNB models with Dankar's choice (``population_uniqueness``),
+k-anonymity and l-diversity (w.r.t. the document) of the released tuples. Undefined values are null, never NaN.
 
 Utility (eq. 2.17-2.19): DU = sum log f(x~ | l, phi) / sum log f(x | l, phi) over the changed chunks (a
 sanitized chunk with ``changes``), f the component density (eq. 2.1/2.2) of the chunk's component l under
@@ -36,7 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import topics
-from ..risk import pitman
+from ..risk import pitman, uniqueness
 from ..risk.kanon import KAnonymity, LDiversity
 from ..risk.utility import du_from_sums
 from ..stores.base import Counters, ModelRegistry, StoreUnavailable
@@ -70,7 +72,10 @@ def risk_of(table, population: float = DEFAULT_POPULATION) -> dict[str, Any]:
         "n": n, "classes_before": len(before), "sample_uniques_before": s1,
         "n_released": sum(after), "classes_after": len(after), "sample_uniques_after": sum(1 for c in after if c == 1),
         "swapped_uniques": swapped_uniques, "s1_over_n": s1 / n if n else None,
+        "swapped_unique_share": swapped_uniques / s1 if s1 else None,
+        "uniques_kept_share": (s1 - swapped_uniques) / s1 if s1 else None,
         "theta": None, "alpha": None, "boundary": None, "population": None, "p_hat": None, "dr": None,
+        "population_uniqueness": None,
         "k": None, "k_distribution": {}, "l": None, "entropy_l": None, "l_distribution": {},
     }
     if after:
@@ -106,7 +111,19 @@ def risk_of(table, population: float = DEFAULT_POPULATION) -> dict[str, Any]:
     except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError) as exc:
         log.warning("audit: Pitman fit failed (%s, n=%d, K=%d)", type(exc).__name__, n, len(before))
         out["boundary"] = "fit_failed"
+    out["population_uniqueness"] = population_uniqueness_of(before, N, out["swapped_unique_share"])
     return out
+
+
+def population_uniqueness_of(before: list[int], population: float, swapped_share: float | None) -> dict[str, Any]:
+    """Pitman, Zayatz and SNB population uniques (``risk.uniqueness``), each with its p_hat and the DR of
+    eq. 2.16 with that p_hat, and the model Dankar's rule picks."""
+    est = uniqueness.estimate_population_uniqueness(before, population).as_dict()
+    for name in uniqueness.MODELS:
+        p = est[name]["p_hat"]
+        est[name]["dr"] = None if p is None or swapped_share is None else _finite(1.0 - swapped_share * p)
+        est[name] = {k: _finite(v) for k, v in est[name].items()}
+    return est
 
 
 def in_sample(key: str, share: float) -> bool:
@@ -359,7 +376,8 @@ class AuditStage(Stage):
         for scope, prefix in (("all_time", "risk_"), ("window", "risk_window_")):
             for name, field_ in (("dr", "dr"), ("s1_over_n", "s1_over_n"), ("theta", "theta"), ("alpha", "alpha"),
                                  ("min_k", "k"), ("l", "l"), ("n", "n"), ("sample_uniques", "sample_uniques_before"),
-                                 ("swapped_uniques", "swapped_uniques"), ("p_hat", "p_hat")):
+                                 ("swapped_uniques", "swapped_uniques"), ("p_hat", "p_hat"),
+                                 ("uniques_kept_share", "uniques_kept_share")):
                 values = {v: e[scope][field_] for v, e in self._last_risk.items()
                           if e.get(scope, {}).get(field_) is not None}
                 if values:
