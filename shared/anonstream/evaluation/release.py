@@ -26,6 +26,17 @@ This is the independent judge of a release (issue 9, item 4): it never reads the
   **Baseline**: each judged old value is replaced in its original line by a value drawn (seeded RNG) among
   the distinct gold mention texts of the corpus whose own label is the same (other than the old text),
   and the line is tagged and compared the same way.
+* **Kind kept by gold type** (the owner's decision on issue 9): on the mentions the tagger reads consistently with
+  their gold type (``CONSISTENT_LABELS``), a replacement keeps the kind when the tagger reads the new value as a
+  label of the same gold type; the baseline is a random value of the same gold type from another document. A place
+  (gold LOC) replaced by a place name is judged by GeoNames containment instead (``places.containment``: kept when
+  the new place contains the old one), not by the tagger.
+* **Agreement** (the owner's decision on issue 9), over every annotator: mentions of all annotators that overlap on
+  a line form one mention. Agreed QUASI: every annotator of the document masked it (DIRECT or QUASI) and none
+  called it DIRECT; changed when its shortest form is no longer in the line. Agreed NO_MASK: no annotator masked
+  it; kept when its longest form is still in the line. DIRECT: any annotator's DIRECT; surviving when its shortest
+  form is in the line. Disputed: the rest, reported. R_quasi over all annotators: each annotator's QUASI entities
+  whose every (single-line) QUASI mention changed, over all of them.
 """
 from __future__ import annotations
 
@@ -35,6 +46,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from .places import containment, countries_named
 from .tab import GoldMention, TabDocument
 
 IDENTIFIER_TYPES = ("DIRECT", "QUASI", "NO_MASK")
@@ -260,6 +272,10 @@ class ReleaseScores:
     kind_by_label: dict[str, KindCount] = field(default_factory=dict)
     kind_skipped: dict[str, int] = field(default_factory=dict)
     kind_pairs: dict[str, int] = field(default_factory=dict)  # "OLD->NEW" label counts of the judged
+    kind_gold: KindCount = field(default_factory=KindCount)  # by gold type, on consistently tagged mentions
+    place_generalizations: dict[str, int] = field(default_factory=dict)  # containment verdict -> LOC mentions
+    agreement: dict[str, SurvivalCount] = field(default_factory=dict)  # agreed QUASI / NO_MASK, DIRECT, disputed
+    r_quasi_all: SurvivalCount = field(default_factory=SurvivalCount)  # QUASI entities of all annotators
     seed: int = 0
     tagger: str = ""
     examples: list[dict[str, str]] = field(default_factory=list)
@@ -278,7 +294,22 @@ class ReleaseScores:
                 "kind_kept_share": self.kind.share,
                 "kind_kept_share_random_baseline": self.kind.baseline_share,
                 "kind_kept_share_consistent_tagging": self.kind_consistent.share,
-                "kind_kept_share_consistent_tagging_random_baseline": self.kind_consistent.baseline_share}
+                "kind_kept_share_consistent_tagging_random_baseline": self.kind_consistent.baseline_share,
+                "agreed_quasi_changed_share": self._changed("agreed_quasi"),
+                "agreed_no_mask_kept_share": self._kept("agreed_no_mask"),
+                "direct_any_annotator_surviving_share": self._kept("direct"),
+                "disputed_changed_share": self._changed("disputed"),
+                "r_quasi_all_annotators": 1 - self.r_quasi_all.share if self.r_quasi_all.total else float("nan"),
+                "kind_kept_by_gold_type": self.kind_gold.share,
+                "kind_kept_by_gold_type_random_baseline": self.kind_gold.baseline_share}
+
+    def _kept(self, group: str) -> float:
+        c = self.agreement.get(group)
+        return c.share if c else float("nan")
+
+    def _changed(self, group: str) -> float:
+        kept = self._kept(group)
+        return 1 - kept if kept == kept else float("nan")
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -297,7 +328,12 @@ class ReleaseScores:
                      "consistent_tagging": self.kind_consistent.as_dict(),
                      "by_old_label": {k: v.as_dict() for k, v in sorted(self.kind_by_label.items())},
                      "skipped": dict(sorted(self.kind_skipped.items())),
-                     "label_pairs": dict(sorted(self.kind_pairs.items(), key=lambda kv: (-kv[1], kv[0])))},
+                     "label_pairs": dict(sorted(self.kind_pairs.items(), key=lambda kv: (-kv[1], kv[0]))),
+                     "by_gold_type": self.kind_gold.as_dict(),
+                     "place_generalizations": dict(sorted(self.place_generalizations.items()))},
+            "agreement": {k: v.as_dict() for k, v in self.agreement.items()},
+            "r_quasi_all_annotators": {"entities": self.r_quasi_all.total,
+                                       "changed": self.r_quasi_all.total - self.r_quasi_all.survived},
             "examples": self.examples,
             "kind_disagreements": self.kind_disagreements,
         }
@@ -328,6 +364,26 @@ class ReleaseScores:
             f"| {_pct(h['kind_kept_share_consistent_tagging'])} |",
             f"| … its random same-label baseline (judged {self.kind_consistent.baseline_judged}) "
             f"| {_pct(h['kind_kept_share_consistent_tagging_random_baseline'])} |",
+            f"| kind kept by gold type, consistently tagged, places by containment (judged {self.kind_gold.judged}) "
+            f"| {_pct(h['kind_kept_by_gold_type'])} |",
+            f"| … random value of the same gold type from another document (judged {self.kind_gold.baseline_judged}) "
+            f"| {_pct(h['kind_kept_by_gold_type_random_baseline'])} |",
+            "",
+            "Agreement over all annotators (mentions overlapping on a line are one mention):",
+            "",
+            "| mentions | count | measure | share |",
+            "| --- | ---: | --- | ---: |",
+            *[f"| {group.replace('_', ' ')} | {self.agreement[group].total} | {measure} | {_pct(h[key])} |"
+              for group, measure, key in (("agreed_quasi", "changed", "agreed_quasi_changed_share"),
+                                          ("agreed_no_mask", "kept", "agreed_no_mask_kept_share"),
+                                          ("direct", "surviving", "direct_any_annotator_surviving_share"),
+                                          ("disputed", "changed", "disputed_changed_share"))
+              if group in self.agreement],
+            f"| QUASI entities, every annotator | {self.r_quasi_all.total} | R_quasi (all mentions changed) "
+            f"| {_pct(h['r_quasi_all_annotators'])} |",
+            "",
+            "Places (gold LOC) replaced by a place name, by GeoNames containment: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(self.place_generalizations.items())) or "none") + ".",
             "",
             "Survival (exact span text still in the same line); *unchanged (diff)*: no token of the mention "
             "touched by the line diff.",
@@ -459,6 +515,88 @@ def spacy_tagger(nlp: Any = None, batch_size: int = 64) -> Tagger:
     return tag
 
 
+def _overlapping_groups(mentions: list[tuple[int, int, int, str, GoldMention]]) -> list[list]:
+    """Mentions ``(line, start, end, annotator, mention)`` grouped where they overlap on one line (transitively)."""
+    groups: list[list] = []
+    for item in sorted(mentions, key=lambda t: (t[0], t[1], t[2])):
+        last = groups[-1] if groups else None
+        if last and last[-1][0] == item[0] and item[1] < max(m[2] for m in last):
+            last.append(item)
+        else:
+            groups.append([item])
+    return groups
+
+
+def score_agreement(doc: TabDocument, lines: Sequence[str], sanitized_lines: Sequence[str],
+                    scores: ReleaseScores) -> None:
+    """Add one aligned document to the agreement counts and R_quasi over all annotators (module docstring)."""
+    starts = _line_starts(doc.text)
+    annotators = set(doc.annotations)
+    single_line = []
+    for name, mentions in doc.annotations.items():
+        for m in mentions:
+            li = _locate(starts, m.start)
+            if li == _locate(starts, m.end - 1):
+                single_line.append((li, m.start - starts[li], m.end - starts[li], name, m))
+    for group in _overlapping_groups(single_line):
+        masked_by = {name for _, _, _, name, m in group if m.identifier_type in ("DIRECT", "QUASI")}
+        line = group[0][0]
+        forms = sorted({lines[line][s:e] for _, s, e, _, _ in group}, key=len)
+        if any(m.identifier_type == "DIRECT" for *_, m in group):
+            kind, form = "direct", forms[0]
+        elif masked_by == annotators:
+            kind, form = "agreed_quasi", forms[0]
+        elif not masked_by:
+            kind, form = "agreed_no_mask", forms[-1]
+        else:
+            kind, form = "disputed", forms[0]
+        count = scores.agreement.setdefault(kind, SurvivalCount())
+        count.total += 1
+        count.survived += form in sanitized_lines[line]
+    entities: dict[tuple[str, str], bool] = {}
+    for li, s, e, name, m in single_line:
+        if m.identifier_type == "QUASI":
+            key = (name, m.entity_id)
+            entities[key] = entities.get(key, False) or lines[li][s:e] in sanitized_lines[li]
+    scores.r_quasi_all.total += len(entities)
+    scores.r_quasi_all.survived += sum(entities.values())
+
+
+def judge_by_gold_type(candidates: Sequence[tuple[_Mention, LineDiff, tuple[int, int], set[str]]],
+                       all_mentions: Sequence[_Mention], cached: _CachedTagger, seed: int,
+                       scores: ReleaseScores) -> None:
+    """Kind kept by gold type (module docstring): places by containment, the rest by the tagger on the mentions it
+    reads consistently with their gold type; baseline: a random value of the same gold type from another document."""
+    cached.tag([diff.old for _, diff, _, _ in candidates] + [diff.new for _, diff, _, _ in candidates])
+    pool: dict[str, list[tuple[str, str]]] = {}
+    for dm in all_mentions:
+        pool.setdefault(dm.mention.entity_type, []).append((dm.doc_id, dm.mention.span_text))
+    pools = {t: sorted(set(v)) for t, v in pool.items()}
+    rng = random.Random(seed)
+    baseline: list[tuple[set[str], str, int, int]] = []
+    for dm, diff, (ns, ne), context in candidates:
+        gold_type, labels = dm.mention.entity_type, CONSISTENT_LABELS.get(dm.mention.entity_type, set())
+        verdict = containment(dm.mention.span_text, diff.new[ns:ne], context) if gold_type == "LOC" else None
+        if verdict in ("contained", "place_not_container", "place_unconfirmed"):
+            scores.place_generalizations[verdict] = scores.place_generalizations.get(verdict, 0) + 1
+            agree = verdict == "contained"
+        elif best_label(cached[diff.old], dm.start, dm.end) in labels:
+            agree = best_label(cached[diff.new], ns, ne) in labels
+        else:
+            continue
+        scores.kind_gold.judged += 1
+        scores.kind_gold.agree += agree
+        choices = [text for doc_id, text in pools.get(gold_type, []) if doc_id != dm.doc_id
+                   and text != dm.mention.span_text]
+        if choices:
+            value = rng.choice(choices)
+            baseline.append((labels, diff.old[:dm.start] + value + diff.old[dm.end:], dm.start, dm.start + len(value)))
+    cached.tag([line for _, line, _, _ in baseline])
+    for labels, line, s, e in baseline:
+        scores.kind_gold.baseline_judged += 1
+        scores.kind_gold.baseline_agree += best_label(cached[line], s, e) in labels
+
+
 def evaluate_release(
     documents: Sequence[TabDocument],
     sanitized: Mapping[str, str] | Sequence[tuple[str, str]],
@@ -495,6 +633,7 @@ def evaluate_release(
     new_lines: dict[str, list[str]] = {}
     candidates: list[tuple[_Mention, LineDiff, tuple[int, int]]] = []
     replaced_quasi: list[tuple[_Mention, LineDiff, tuple[int, int]]] = []
+    gold_candidates: list[tuple[_Mention, LineDiff, tuple[int, int], set[str]]] = []
     for doc in documents:
         name = choose_annotator(doc, annotator)
         mentions = doc.annotations.get(name, []) if name is not None else []
@@ -517,6 +656,8 @@ def evaluate_release(
             continue
         new_lines[doc.doc_id] = sanitized_lines
         scores.n_scored_documents += 1
+        score_agreement(doc, lines, sanitized_lines, scores)
+        context: set[str] | None = None
         diffs: dict[int, LineDiff] = {}
         for dm in doc_mentions:
             m = dm.mention
@@ -567,17 +708,20 @@ def evaluate_release(
             if is_common_phrase(diff.new[new_span[0]:new_span[1]]):
                 skip("generalized_phrase")
                 continue
+            if context is None:
+                context = countries_named(doc.text)
+            gold_candidates.append((dm, diff, new_span, context))
             if is_country_generalization(dm.mention.span_text, diff.new[new_span[0]:new_span[1]]):
                 skip("generalized_to_country")
                 continue
             candidates.append((dm, diff, new_span))
 
     # ---- kind kept ------------------------------------------------------------------------------
-    if tagger is None and candidates:
+    if tagger is None and (candidates or gold_candidates):
         tagger = spacy_tagger()
     scores.tagger = getattr(tagger, "name", getattr(tagger, "__name__", type(tagger).__name__)) if tagger else ""
+    cached = _CachedTagger(tagger) if tagger else None
     if candidates:
-        cached = _CachedTagger(tagger)
         pool_lines = [orig_lines[dm.doc_id][dm.line] for dm in all_mentions if not dm.multi_line]
         cached.tag(pool_lines + [diff.new for _, diff, _ in candidates])
         pool: dict[str, set[str]] = {}
@@ -631,6 +775,8 @@ def evaluate_release(
                     "doc_id": dm.doc_id, "entity_type": dm.mention.entity_type, "labels": labels,
                     "original": _context(diff.old, dm.start, dm.end, example_context),
                     "sanitized": _context(diff.new, ns, ne, example_context)})
+    if gold_candidates:
+        judge_by_gold_type(gold_candidates, all_mentions, cached, seed, scores)
     scores.kind_skipped = skipped
 
     # ---- examples -----------------------------------------------------------------------------
