@@ -26,7 +26,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.counts:
         settings.value_counts = args.counts
     report = run(Path(args.input), Path(args.output), Path(args.report) if args.report else None,
-                 settings=settings, progress=not args.quiet)
+                 settings=settings, progress=not args.quiet, swap_log_path=Path(args.swap_log) if args.swap_log else None)
     summary = report.as_dict()
     print(f"documents: {summary['documents_in']} in, {summary['documents_out']} out, "
           f"dead letters: {summary['dead_letters_by_stage'] or 0}, "
@@ -89,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--report", help="JSON report (counts, throughput, audit)")
     run.add_argument("--counts", help="identities per value to start from (anonstream counts warm --out); "
                                       "default ANONSTREAM_VALUE_COUNTS, else none: nothing is common until counted")
+    run.add_argument("--swap-log", help="also write the swap log (old and new values of every change: keep it "
+                                        "as restricted as the input) as JSONL")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_run)
 

@@ -186,8 +186,9 @@ def read_lines(handle: IO[bytes]) -> Iterator[tuple[str, bytes]]:
 
 def run(input_path: Path, output_path: Path, report_path: Path | None = None,
         dead_letter_path: Path | None = None, settings: Settings | None = None,
-        batch_documents: int = 16, progress: bool = True) -> RunReport:
-    """Run the whole pipeline on a JSONL file of documents; write sanitized documents as JSONL."""
+        batch_documents: int = 16, progress: bool = True, swap_log_path: Path | None = None) -> RunReport:
+    """Run the whole pipeline on a JSONL file of documents; write sanitized documents as JSONL and, with
+    ``swap_log_path``, the swap log (old and new values: as restricted as the input) as JSONL."""
     settings = settings or Settings()
     blas_limit(settings.blas_threads)
     stores = in_memory_stores(settings)
@@ -229,6 +230,8 @@ def run(input_path: Path, output_path: Path, report_path: Path | None = None,
         pipeline.close()
         bar.close()
     report.seconds = time.perf_counter() - started
+    if swap_log_path is not None:
+        swap_log_path.write_bytes(b"".join(serde.dumps(record) + b"\n" for record in report.swap_log))
     report.audit = next(s for s in stages if s.name == "audit").report()
     if report_path is not None:
         report_path.write_bytes(serde.dumps(report.as_dict()))
