@@ -13,7 +13,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "tab-train-10
 
 
 @pytest.mark.slow  # 25-45 s on 2 shared cores: spaCy and the encoder load, 3 candidates' re-embedding
-def test_plan_release_on_three_documents(tmp_path):
+def test_plan_release_on_three_documents(tmp_path, capsys):
     docs = tmp_path / "docs.jsonl"
     docs.write_text("".join(SAMPLE.read_text().splitlines(keepends=True)[:3]))
     candidates = tmp_path / "candidates.yaml"
@@ -23,7 +23,9 @@ def test_plan_release_on_three_documents(tmp_path):
         "  - {name: loc-r0.5-rare, swap: [Location], swap_rate: 0.5, release: {protect: rare}}\n")
     out = tmp_path / "plan"
     assert main(["plan-release", "--input", str(docs), "--candidates", str(candidates), "--out", str(out),
-                 "--quiet", "--write-sanitized"]) == 0
+                 "--quiet", "--write-sanitized", "--risk", "uniques"]) == 0
+    err = capsys.readouterr().err
+    assert "risk measure uniques kept: " in err and "uniques kept" in err
     rows = json.loads((out / "frontier.json").read_text())
     assert [r["name"] for r in rows] == ["org-loc-r1", "loc-r0.5-rare"]
     assert rows[0]["release"]["J"] == ["Organization", "Location"] and rows[1]["release"]["J"] == ["Location"]
@@ -36,12 +38,16 @@ def test_plan_release_on_three_documents(tmp_path):
             assert r["DU"] is not None and r["utility"]["rows"] == r["changed_chunks"]
         assert r["DR"] is None or 0.0 <= r["DR"] <= 1.0
         assert r["risk"]["n"] > 0
+        assert r["risk_measure"]["name"] == "uniques" and r["risk_measure"]["value"] == r["risk"]["uniques_kept_share"]
+        assert (r["DU_note"] is not None) == (r["DU"] is not None and r["DU"] > 1)
     assert sum(r["optimal"] for r in rows) == 1
     chosen = next(r for r in rows if r["optimal"])
     assert chosen["frontier"]
-    assert not any(dominates((r["DR"], r["DU"]), (chosen["DR"], chosen["DU"])) for r in rows)
+    risk = [r["risk_measure"]["value"] for r in rows]
+    assert not any(dominates((v, r["DU"]), (chosen["risk_measure"]["value"], chosen["DU"])) for v, r in zip(risk, rows))
     plan = json.loads((out / "plan.json").read_text())
     assert plan["choice"]["name"] == chosen["name"] and plan["choice"]["rule"] == "tradeoff"
+    assert plan["choice"]["risk_measure"] == "uniques" and plan["choice"]["noise"]["pairs"] <= 1
     assert plan["prefix"]["documents"] == 3 and plan["prefix"]["chunks"] == rows[0]["chunks"]
     assert [t["J"] for t in plan["table1"]] == [["Organization", "Location"], ["Location"]]
     assert (out / "frontier.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

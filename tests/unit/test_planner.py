@@ -161,3 +161,61 @@ def test_load_candidates_yaml_json_and_base(tmp_path):
     (tmp_path / "bad.yaml").write_text("candidates: [ {name: x\n")
     with pytest.raises(CandidatesInvalid):
         load_candidates(tmp_path / "bad.yaml")
+
+
+# --- the risk measure, its noise, its printing (planner/measures.py) -------------------------------------
+
+from anonstream.planner.measures import (Measured, binomial_se, du_note, risk_measure,  # noqa: E402
+                                         separating_decimals, separation)
+
+
+def _row(s1: int, swapped: int, p_hat: float, attack=None) -> dict:
+    share = swapped / s1
+    return {"risk": {"sample_uniques_before": s1, "swapped_uniques": swapped, "p_hat": p_hat,
+                     "dr": 1 - share * p_hat, "uniques_kept_share": 1 - share}, "attack": attack}
+
+
+def test_binomial_se_by_hand():
+    assert binomial_se(50, 100) == pytest.approx((51 / 102 * 51 / 102 / 100) ** 0.5)
+    assert binomial_se(0, 10) == pytest.approx((1 / 12 * 11 / 12 / 10) ** 0.5)      # a share of 0 has an error
+    assert binomial_se(0, 0) is None
+
+
+def test_risk_measures_of_a_row():
+    row = _row(200, 50, 0.004, attack={"attackers": {
+        "knn": {"accuracy_after": 0.6, "paired_chunks": 100}, "nb": {"accuracy_after": 0.7, "paired_chunks": 100}}})
+    se = binomial_se(50, 200)
+    assert risk_measure(row, "uniques") == Measured(0.75, se)
+    dr = risk_measure(row, "dr")
+    assert dr.value == pytest.approx(1 - 0.25 * 0.004) and dr.se == pytest.approx(0.004 * se)
+    assert risk_measure(row, "attack") == Measured(0.7, binomial_se(70, 100))      # the strongest attacker
+    assert risk_measure(_row(10, 1, 0.1), "attack") == Measured(None, None)
+    with pytest.raises(ValueError):
+        risk_measure(row, "entropy")
+
+
+def test_separation_uses_two_standard_errors():
+    a, b, c = Measured(0.50, 0.02), Measured(0.55, 0.02), Measured(0.70, 0.02)
+    # |a - b| = 0.05 < 2 * 0.0283; |a - c| = 0.2 and |b - c| = 0.15 are beyond
+    s = separation([a, b, c], chosen=0)
+    assert s["pairs"] == 3 and s["pairs_separated"] == 2 and s["tied_with_chosen"] == [1]
+    none = separation([a, b], chosen=1)
+    assert not none["any_separated"] and none["tied_with_chosen"] == [0]
+    assert separation([a, Measured(None, None)], chosen=0)["pairs"] == 0
+
+
+def test_separating_decimals():
+    assert separating_decimals([0.99871, 0.99912, 1.0]) == 4
+    assert separating_decimals([0.9999871, 0.9999912]) == 6
+    assert separating_decimals([0.5, 0.5, None]) == 4
+
+
+def test_du_note_flags_values_above_one():
+    assert du_note({"du": 0.97, "regime": "ratio"}) is None
+    assert "eq. 2.17 > 0" in du_note({"du": 1.06, "regime": "ratio"})
+    assert "negative" in du_note({"du": 1.06, "regime": "abs"})
+    assert du_note(None) is None
+
+
+def test_choice_names_the_measure():
+    assert "uniques kept <= A" in choose_max_risk([(0.2, 0.9)], 0.5, label="uniques kept").reason

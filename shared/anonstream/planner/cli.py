@@ -2,14 +2,20 @@
 choose one (paper 000 §2.3: max DU s.t. DR <= A with --max-risk, else the frontier point tangent to
 DR = c + a·DU with a = --tradeoff-slope).
 
-    anonstream plan-release --input docs.jsonl --candidates candidates.yaml --out DIR
+    anonstream plan-release --input docs.jsonl --candidates candidates.yaml --out DIR [--risk dr|uniques|attack]
                             [--max-risk A] [--tradeoff-slope a] [--attack-train F --attack-test F]
+
+--risk names the measure the choice is made on (with DU): dr (eq. 2.16), uniques (the share of sample-unique
+tuples left as they were) or attack (the attacker's accuracy, with the attack corpora). The command says when
+the candidates' values do not differ beyond noise (2 binomial standard errors, planner/measures.py).
 """
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+
+from .measures import RISK_MEASURES
 
 
 def add_commands(subparsers) -> None:
@@ -19,7 +25,9 @@ def add_commands(subparsers) -> None:
     p.add_argument("--candidates", required=True,
                    help="YAML/JSON: candidates: [{name, swap: [categories], swap_rate}, ...]")
     p.add_argument("--out", required=True, help="output directory (frontier.json, frontier.png, plan.json)")
-    p.add_argument("--max-risk", type=float, help="A: choose max DU subject to DR <= A (eq. 2.6)")
+    p.add_argument("--risk", choices=RISK_MEASURES, default="dr",
+                   help="the risk measure to choose on: dr, uniques or attack (default %(default)s)")
+    p.add_argument("--max-risk", type=float, help="A: choose max DU subject to risk <= A (eq. 2.6)")
     p.add_argument("--tradeoff-slope", type=float, default=1.0,
                    help="a > 0 of the linear trade-off DR = c + a*DU (eq. 2.8), used without --max-risk "
                         "(default %(default)s)")
@@ -34,17 +42,34 @@ def add_commands(subparsers) -> None:
     p.set_defaults(func=cmd_plan_release, _parser=p)
 
 
-def _fmt(x) -> str:
-    return "n/a" if x is None else f"{x:.4f}"
+def _fmt(x, decimals: int = 4) -> str:
+    return "n/a" if x is None else f"{x:.{decimals}f}"
+
+
+def _describe(row: dict, decimals: int) -> str:
+    """One candidate: DR and what it is made of, the direct measures, DU (flagged above 1)."""
+    r = row["risk"]
+    parts = [f"DR {_fmt(row['DR'], decimals)} = 1 - {_fmt(r['swapped_unique_share'], 3)} x p_hat "
+             f"{'n/a' if r['p_hat'] is None else format(r['p_hat'], '.3g')}",
+             f"uniques kept {_fmt(r['uniques_kept_share'], 3)} of {r['sample_uniques_before']}",
+             f"k {'n/a' if r['k'] is None else r['k']}"]
+    if row["attack_accuracy"] is not None:
+        parts.append("attack " + ", ".join(f"{k} {_fmt(v)}" for k, v in row["attack_accuracy"].items()))
+    parts.append(f"DU {_fmt(row['DU'])}{' (!)' if row['DU_note'] else ''}")
+    parts.append(f"changed {_fmt(row['share_changed'], 3)}")
+    return "  ".join(parts)
 
 
 def cmd_plan_release(args: argparse.Namespace) -> int:
     from .candidates import CandidatesInvalid, load_candidates
+    from .measures import LABELS, separating_decimals
     from .plan import plan_release
 
     parser = args._parser
     if (args.attack_train is None) != (args.attack_test is None):
         parser.error("--attack-train and --attack-test go together")
+    if args.risk == "attack" and args.attack_train is None:
+        parser.error("--risk attack needs --attack-train and --attack-test")
     if args.max_risk is None and not args.tradeoff_slope > 0:
         parser.error("--tradeoff-slope must be positive")
     if not Path(args.input).is_file():
@@ -57,16 +82,26 @@ def cmd_plan_release(args: argparse.Namespace) -> int:
     plan = plan_release(args.input, candidates, args.out, max_risk=args.max_risk, slope=args.tradeoff_slope,
                         attack_train=args.attack_train, attack_test=args.attack_test, label_key=args.label_key,
                         lines_per_chunk=args.lines_per_chunk, seed=args.seed, progress=not args.quiet,
-                        write_sanitized=args.write_sanitized)
+                        write_sanitized=args.write_sanitized, risk=args.risk)
+    rows = plan["candidates"]
     print(f"{plan['prefix']['documents']} documents, {plan['prefix']['chunks']} chunks, {len(candidates)} candidates "
           f"in {plan['seconds']:.1f} s (prefix {plan['prefix']['seconds']:.1f} s)", file=sys.stderr)
-    for row in plan["candidates"]:
+    populations = {r["risk"]["population"] for r in rows if r["risk"]["population"] is not None}
+    if populations:
+        print(f"population N = {', '.join(f'{n:.3g}' for n in sorted(populations))} (release superpopulation_size)",
+              file=sys.stderr)
+    decimals = separating_decimals([r["DR"] for r in rows])
+    width = max(len(r["name"]) for r in rows)
+    for row in rows:
         mark = "*" if row["optimal"] else ("f" if row["frontier"] else " ")
-        attack = row["attack_accuracy"]
-        extra = "" if attack is None else "  attack " + ", ".join(f"{k} {_fmt(v)}" for k, v in attack.items())
-        print(f" {mark} {row['name']:<24} DR {_fmt(row['DR'])}  DU {_fmt(row['DU'])}  changed "
-              f"{_fmt(row['share_changed'])}{extra}", file=sys.stderr)
+        m = row["risk_measure"]
+        measure = f"  [{LABELS[args.risk]} {_fmt(m['value'], decimals if args.risk == 'dr' else 4)} ± " \
+                  f"{'n/a' if m['se'] is None else format(m['se'], '.2g')}]"
+        print(f" {mark} {row['name']:<{width}}  {_describe(row, decimals)}{measure}", file=sys.stderr)
+    for note in sorted({r["DU_note"] for r in rows if r["DU_note"]}):
+        print(f"(!) {note}", file=sys.stderr)
     choice = plan["choice"]
+    print(f"risk measure {LABELS[args.risk]}: {choice['noise']['statement']}", file=sys.stderr)
     print(f"chosen: {choice['name'] or 'none'} ({choice['reason']})", file=sys.stderr)
     print(f"wrote {plan['outputs']['frontier_json']}, {plan['outputs']['frontier_png']}", file=sys.stderr)
     return 0

@@ -61,22 +61,22 @@ class Choice:
         return {"index": self.index, "rule": self.rule, "parameter": self.parameter, "reason": self.reason}
 
 
-def choose_max_risk(points: Sequence[Point], max_risk: float) -> Choice:
-    """Eq. 2.6: max DU subject to DR <= ``max_risk``."""
+def choose_max_risk(points: Sequence[Point], max_risk: float, label: str = "DR") -> Choice:
+    """Eq. 2.6: max DU subject to risk <= ``max_risk`` (``label`` names the risk measure in the reason)."""
     feasible = [i for i, p in enumerate(points) if placed(p) and p[0] <= max_risk]
     if not feasible:
-        return Choice(None, "max_risk", float(max_risk), f"no candidate has DR <= {max_risk}")
+        return Choice(None, "max_risk", float(max_risk), f"no candidate has {label} <= {max_risk}")
     best = min(feasible, key=lambda i: (-points[i][1], points[i][0], i))
-    return Choice(best, "max_risk", float(max_risk), "max DU subject to DR <= A (eq. 2.6)")
+    return Choice(best, "max_risk", float(max_risk), f"max DU subject to {label} <= A (eq. 2.6)")
 
 
-def choose_tradeoff(points: Sequence[Point], slope: float) -> Choice:
+def choose_tradeoff(points: Sequence[Point], slope: float, label: str = "DR") -> Choice:
     """Eq. 2.8: the frontier point tangent to DR = c + a·DU, a = ``slope`` > 0: argmin DR - a·DU."""
     if not (slope > 0 and math.isfinite(slope)):
         raise ValueError(f"the trade-off slope a must be a positive number, got {slope!r}")
     usable = [i for i, p in enumerate(points) if placed(p)]
     if not usable:
-        return Choice(None, "tradeoff", float(slope), "no candidate has both DR and DU defined")
+        return Choice(None, "tradeoff", float(slope), f"no candidate has both {label} and DU defined")
     offsets = {i: points[i][0] - slope * points[i][1] for i in usable}
     lowest = min(offsets.values())
     tol = 1e-12 * max(1.0, abs(lowest))  # offsets equal but for rounding are ties
@@ -84,11 +84,11 @@ def choose_tradeoff(points: Sequence[Point], slope: float) -> Choice:
     best = min(ties, key=lambda i: (points[i][0], -points[i][1], i))
     c = offsets[best]
     return Choice(best, "tradeoff", float(slope),
-                  f"tangent to DR = c + a*DU with a = {slope:g}, c = {c:.6g} (eq. 2.8)")
+                  f"tangent to {label} = c + a*DU with a = {slope:g}, c = {c:.6g} (eq. 2.8)")
 
 
-def choose(points: Sequence[Point], max_risk: float | None = None, slope: float = 1.0) -> Choice:
+def choose(points: Sequence[Point], max_risk: float | None = None, slope: float = 1.0, label: str = "DR") -> Choice:
     """``max_risk`` given: eq. 2.6; otherwise the linear trade-off of slope ``slope`` (eq. 2.8)."""
     if max_risk is not None:
-        return choose_max_risk(points, max_risk)
-    return choose_tradeoff(points, slope)
+        return choose_max_risk(points, max_risk, label)
+    return choose_tradeoff(points, slope, label)
