@@ -129,3 +129,21 @@ def test_check_release_counts_findings_per_check():
     assert counts["band_excludes_value"] == 0
     assert report.false_or_broken == 3
     assert "| over_masked | 1 |" in report.to_markdown()
+
+
+def test_evaluate_release_cli_runs_the_checks_without_gold(tmp_path, monkeypatch, capsys):
+    import json
+
+    import anonstream.evaluation.release as release
+    from anonstream.cli import build_parser
+
+    monkeypatch.setattr(release, "spacy_tagger", lambda nlp=None, batch_size=64: _tagger)
+    raw, out = tmp_path / "raw.jsonl", tmp_path / "out.jsonl"
+    raw.write_text(json.dumps({"doc_id": "c1", "text": "Costs rose to $0.017 a share.\nIn Idaho."}) + "\n")
+    out.write_text(json.dumps({"doc_id": "c1", "text": "Costs rose to $10-20 a share.\nIn S-3."}) + "\n")
+    args = build_parser().parse_args(["evaluate-release", "--input", str(raw), "--sanitized", str(out), "--json"])
+    assert args.func(args) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["findings"]["band_excludes_value"] == 1
+    assert result["findings"]["place_to_non_place"] == 1
+    assert result["false_or_broken"] == 2

@@ -1,5 +1,6 @@
-"""``anonstream evaluate-release``: score a sanitized TAB corpus (what ``anonstream run`` writes) against
-TAB's gold decisions, from the output text alone (``evaluation/release.py``)."""
+"""``anonstream evaluate-release``: score a sanitized corpus (what ``anonstream run`` writes) from the output text
+alone: against TAB-format gold decisions (``--tab``: TAB, the Wikipedia biographies; ``evaluation/release.py``), and
+with the checks any domain can use, gold or not (``--input``: the raw corpus; ``evaluation/checks.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -11,10 +12,18 @@ from pathlib import Path
 def add_commands(subparsers) -> None:
     p = subparsers.add_parser(
         "evaluate-release",
-        help="score sanitized TAB documents against the gold: survival per identifier type, kind kept",
+        help="score sanitized documents: against TAB-format gold, and the checks of what stays true",
         description=__doc__,
     )
-    p.add_argument("--tab", required=True, help="TAB-format gold JSON (e.g. echr_train_first100.json)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--tab", help="TAB-format gold JSON (e.g. echr_train_first100.json, wikibio/wiki_test.json)")
+    source.add_argument("--input", help="JSONL of the raw documents {doc_id, text, ...}: the checks only, no gold")
+    p.add_argument("--reference-counts", metavar="COUNTS_JSON",
+                   help="identities per value of a reference corpus other than the stream's (anonstream counts warm "
+                        "--out): turns on the over-masking check")
+    p.add_argument("--common-k", type=float, default=0.05,
+                   help="over-masking: a changed value at least this many reference identities mention (a count), "
+                        "or this share of them (below 1); default %(default)s")
     p.add_argument("--sanitized", required=True, help="JSONL of sanitized documents {doc_id, text, ...}")
     p.add_argument("--annotator", help="gold annotator to use (default: each document's first)")
     p.add_argument("--docs", metavar="A:B", help="only gold documents A..B-1 in file order (e.g. 50:100, a held-out "
@@ -50,26 +59,45 @@ def select_documents(documents: list, sanitized: list[tuple[str, str]], docs: st
     return documents, [(doc_id, text) for doc_id, text in sanitized if doc_id in wanted]
 
 
+def load_reference(path: str | Path):
+    """``commonness.FormCounts`` of a counts file (``anonstream counts warm --out``)."""
+    from ..commonness import FormCounts, InMemoryValueCounts
+
+    return FormCounts(InMemoryValueCounts.load(path))
+
+
 def cmd_evaluate_release(args: argparse.Namespace) -> int:
+    from .checks import check_release
     from .release import evaluate_release, spacy_tagger
     from .tab import load_tab
 
-    documents = load_tab(args.tab)
     sanitized = read_sanitized(args.sanitized)
-    if args.docs:
-        documents, sanitized = select_documents(documents, sanitized, args.docs)
+    if args.input:
+        raw = dict(read_sanitized(args.input))
+        documents = None
+    else:
+        documents = load_tab(args.tab)
+        if args.docs:
+            documents, sanitized = select_documents(documents, sanitized, args.docs)
+        raw = {d.doc_id: d.text for d in documents}
     nlp = None
     if args.spacy_model:
         from ..pii.spacy_model import load_spacy
 
         nlp = load_spacy(args.spacy_model, disable=("parser", "lemmatizer", "tagger", "attribute_ruler", "senter"))
     tagger = spacy_tagger(nlp, batch_size=args.batch_size)
+    reference = load_reference(args.reference_counts) if args.reference_counts else None
+    checks = check_release([(doc_id, raw[doc_id], text) for doc_id, text in sanitized if doc_id in raw],
+                           tagger=tagger, reference=reference, common_k=args.common_k)
+    if documents is None:
+        print(json.dumps(checks.as_dict(), indent=2, ensure_ascii=False) if args.json else checks.to_markdown())
+        return 0
     scores = evaluate_release(documents, sanitized, tagger=tagger, annotator=args.annotator,
                               seed=args.seed, examples=args.examples)
     if args.json:
-        print(json.dumps(scores.as_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps({**scores.as_dict(), "checks": checks.as_dict()}, indent=2, ensure_ascii=False))
     else:
-        print(scores.to_markdown())
+        print(scores.to_markdown() + "\n\n" + checks.to_markdown())
     if scores.misaligned_documents or scores.missing_documents:
         print(f"warning: {len(scores.misaligned_documents)} misaligned and {len(scores.missing_documents)} missing "
               f"documents excluded ({scores.excluded_mentions} gold mentions)", file=sys.stderr)
