@@ -318,20 +318,32 @@ _NUMBER_WORDS.update({w: 10 * i for i, w in enumerate("twenty thirty forty fifty
 _SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 _NUMBER_WORD = "|".join(sorted(list(_NUMBER_WORDS) + list(_SCALES), key=len, reverse=True))
 # A number in digits (with separators and decimals) and an optional scale word, or a run of number words.
-_AMOUNT = re.compile(rf"(?P<digits>\d(?:[\d,.  ]*\d)?)(?:\s*(?P<scale>{'|'.join(_SCALES)}))?"
+_AMOUNT = re.compile(rf"(?P<digits>\d(?:[\d,.  ]*\d)?|(?<!\d)\.\d+)(?:\s*(?P<scale>{'|'.join(_SCALES)}))?"
                      rf"|(?P<words>\b(?:{_NUMBER_WORD})(?:[\s-]+(?:and\s+)?(?:{_NUMBER_WORD}))*\b)", re.I)
-_APPROX = re.compile(r"^(?:approximately|about|around|some|nearly|almost|roughly|over|more than|less than|at least|"
-                     r"up to|in excess of|a total of|totalling|totaling)\s+", re.I)
+# Words before a number that say how the value relates to it: the band says "about" itself; "nearly X" is just
+# below X; "less than X" and "more than X" bound it on one side only.
+_QUALIFIER = re.compile(r"^(?P<q>approximately|approx\.|about|around|some|roughly|an estimated|a total of|totall?ing|"
+                        r"close to|nearly|almost|just under|just below|less than|fewer than|up to|under|below|"
+                        r"at most|no more than|not more than|more than|over|at least|in excess of|above|upwards of|"
+                        r"exceeding|greater than|no less than|not less than)\s+", re.I)
+_JUST_BELOW = frozenset({"nearly", "almost", "just under", "just below"})
+_AT_MOST = frozenset({"less than", "fewer than", "up to", "under", "below", "at most", "no more than", "not more than"})
+_AT_LEAST = frozenset({"more than", "over", "at least", "in excess of", "above", "upwards of", "exceeding",
+                       "greater than", "no less than", "not less than"})
+# Two numbers that read as one range: "4,000 to 8,000 tons", "$2 million-$3 million", "between 3% and 4%".
+_RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|and)\s*(?:[$€£¥₺₽₴]|[A-Z]{3}\s?)?$")
+_CURRENCY_SIGN = re.compile(r"[$€£¥₺₽₴]|\b[A-Z]{3}\b|\b(?:euros?|dollars?|pounds?|cents?|liras?|kroner|zlotys?)\b", re.I)
 
 
 def parse_amount(m: re.Match) -> float | None:
-    """The value of an ``_AMOUNT`` match ("1,300,000", "2.5 million", "one thousand six hundred")."""
+    """The value of an ``_AMOUNT`` match ("1,300,000", "2.5 million", "one thousand six hundred", "$.50"); None
+    for a scale word alone ("several million": no number is said)."""
     if m.group("digits"):
         digits = re.sub(r"[  ]", "", m.group("digits"))
         if "," in digits and "." in digits:  # the later one is the decimal mark
             thousands = "," if digits.rindex(",") < digits.rindex(".") else "."
             digits = digits.replace(thousands, "").replace(",", ".")
-        elif digits.count(".") > 1 or re.fullmatch(r"\d{1,3}\.\d{3}", digits):
+        elif digits.count(".") > 1 or not m.group("scale") and re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", digits):
             digits = digits.replace(".", "")  # 9.890.000 (European grouping)
         elif re.fullmatch(r"\d+,\d{1,2}", digits):
             digits = digits.replace(",", ".")  # 2,5 (decimal comma)
@@ -342,8 +354,11 @@ def parse_amount(m: re.Match) -> float | None:
         except ValueError:
             return None
         return value * _SCALES.get((m.group("scale") or "").lower(), 1)
+    words = re.findall(r"[a-z]+", m.group("words").lower())
+    if not any(w in _NUMBER_WORDS for w in words):
+        return None
     total, current = 0, 0
-    for w in re.findall(r"[a-z]+", m.group("words").lower()):
+    for w in words:
         if w in _NUMBER_WORDS:
             current += _NUMBER_WORDS[w]
         elif w == "hundred":
@@ -354,49 +369,130 @@ def parse_amount(m: re.Match) -> float | None:
     return float(total + current)
 
 
-def _fmt(x: float) -> str:
-    if x >= 1_000_000 and x % 1_000_000 == 0:
-        n = x / 1_000_000
-        return (f"{n:,.0f} billion" if n >= 1000 and n % 1000 == 0 and (n := n / 1000) else f"{n:,.0f} million")
-    return f"{x:,.0f}"
+def _decimals(x: float) -> int:
+    """The decimals ``x`` needs to be written exactly (up to 6)."""
+    text = f"{x:.6f}".rstrip("0")
+    return len(text) - text.index(".") - 1
 
 
-def _fmt_band(lo: float, hi: float) -> str:
-    """A band written the way a reader (and a tagger) reads one amount: "5,000-10,000", "5-10 million" (the
-    scale once, after both bounds, when both bounds carry it)."""
-    for scale, word in ((1_000_000_000, "billion"), (1_000_000, "million")):
-        if lo >= scale and lo % scale == 0 and hi % scale == 0:
-            return f"{lo / scale:,.0f}-{hi / scale:,.0f} {word}"
-    return f"{_fmt(lo)}-{_fmt(hi)}"
+def _scale_of(x: float) -> tuple[float, str]:
+    """The largest scale word ``x`` reaches and its factor ((1e9, " billion") for 1.2e9), or (1, "")."""
+    return next(((scale, word) for scale, word in ((1e9, " billion"), (1e6, " million")) if x >= scale), (1, ""))
+
+
+def _fmt_bound(x: float, money: bool = False) -> str:
+    """One bound as a reader writes it: "50 million", "0.50" (cents in full for ``money``), "5,000"."""
+    scale, word = _scale_of(x)
+    n = x / scale
+    d = _decimals(n)
+    return f"{n:,.{max(d, 2) if money and d and not word else d}f}{word}"
+
+
+def _fmt_band(lo: float, hi: float, money: bool = False) -> str:
+    """A band written the way a reader (and a tagger) reads one amount: "5,000-10,000", "5-10 million",
+    "500-1,000 million", "0.01-0.02" (the low bound's scale word once, after both bounds; a bound with the decimals
+    it needs, cents in full for ``money``: "0.50-1.00")."""
+    scale, word = _scale_of(lo)
+    if not word and _scale_of(hi)[1]:  # "500,000-1 million"
+        return f"{_fmt_bound(lo, money)}-{_fmt_bound(hi, money)}"
+    a, b = lo / scale, hi / scale
+    da, db = _decimals(a), _decimals(b)
+    if money and not word and (da or db):
+        da = db = max(da, db, 2)
+    return f"{a:,.{da}f}-{b:,.{db}f}{word}"
+
+
+def _mantissa(x: float) -> tuple[float, int]:
+    """(lead in [1, 10), exponent) of ``x`` > 0, read from its decimal form so 0.05 leads with 5.0, not 4.99…"""
+    lead, exponent = f"{x:.14e}".split("e")
+    return float(lead), int(exponent)
 
 
 def value_range(x: float, kind: str | None) -> tuple[float, float] | None:
-    """The band around ``x`` (eq.-free SDC top/bottom recoding, ARX-style intervals): ages by decade,
-    percentages by tens, other amounts by 1-2-5 steps of their order of magnitude; None below 10 (a "few")."""
-    if kind == "percent":
-        lo = 10 * int(x // 10)
-        return (lo, lo + 10)
-    if x < 10:
+    """The band [lo, hi) around ``x`` at its own scale (SDC global recoding, ARX-style intervals): ages by
+    decade, values from 10 to 100 by tens, any other by 1-2-5 steps of its order of magnitude ("$0.017" →
+    0.01-0.02, "2.5%" → 2-5, "1.2 billion" → 1-2 billion); None for zero or less."""
+    if x <= 0:
         return None
-    if kind == "age" or x < 100:
+    if kind == "age" or 10 <= x < 100:
         lo = 10 * int(x // 10)
         return (lo, lo + 10)
-    magnitude = 10 ** int(f"{x:e}".split("e")[1])
-    lead = x / magnitude
+    lead, exponent = _mantissa(x)
     steps = (1, 2, 5, 10)
-    for a, b in zip(steps, steps[1:]):
-        if a <= lead < b:
-            return (a * magnitude, b * magnitude)
-    return (magnitude, 10 * magnitude)
+    a, b = next((a, b) for a, b in zip(steps, steps[1:]) if a <= lead < b)
+    return (round(a * 10.0 ** exponent, 12), round(b * 10.0 ** exponent, 12))
+
+
+def _unit(x: float) -> float:
+    """The precision ``x`` is written at: the place of its last significant digit, ones for whole numbers
+    below 1,000 ("16" → 1, "16.5" → 0.1, "1.2 billion" → 100 million, "0.017" → 0.001)."""
+    lead, exponent = _mantissa(x)
+    unit = 10.0 ** (exponent - _decimals(lead))
+    return unit if x >= 1000 or unit < 1 else 1.0
+
+
+_WIDTHS = tuple(s * 10.0 ** e for e in range(12, -7, -1) for s in (5, 2, 1))  # 1-2-5 widths, widest first
+
+
+def ordered_bands(values: list[float], kind: str | None = None) -> list[tuple[float, float] | None]:
+    """Bands for figures compared in one sentence that keep their order: each value's ``value_range``; where two
+    different values share it ("to 16% from 12%": both 10-20), the values of that band get equal-width steps of the
+    widest 1-2-5 width that parts them (10-15 and 15-20), still at least twice their written precision and
+    inside the shared band, so every band stays true and a larger value never gets a lower band. None for a value
+    that no such step parts from the first value of its band (it gets a relative phrase instead)."""
+    bands: list[tuple[float, float] | None] = [value_range(v, kind) for v in values]
+    groups: dict[tuple[float, float], list[int]] = {}
+    for i, band in enumerate(bands):
+        if band is not None:
+            groups.setdefault(band, []).append(i)
+    for (lo, hi), members in groups.items():
+        distinct = sorted({values[i] for i in members})
+        if len(distinct) < 2:
+            continue
+        floor = 2 * max(_unit(v) for v in distinct)
+        for width in (w for w in _WIDTHS if floor <= w < hi - lo):
+            steps = {v: (max(lo, width * (v // width)), min(hi, width * (v // width) + width)) for v in distinct}
+            if len(set(steps.values())) == len(distinct):
+                for i in members:
+                    bands[i] = tuple(round(b, 12) for b in steps[values[i]])
+                break
+        else:
+            first = values[members[0]]
+            for i in members:
+                if values[i] != first:
+                    bands[i] = None
+    return bands
+
+
+def _amounts(value: str) -> list[tuple[int, int, float, float]]:
+    """The numbers in ``value`` as (start, end, low, high); a range ("4,000 to 8,000 tons", "2-3 million") is
+    one of them from its first number to its last, the first taking the last's scale word when it has none."""
+    found: list[tuple[int, int, float, float, re.Match]] = []
+    for m in _AMOUNT.finditer(value):
+        amount = parse_amount(m)
+        if amount is None:
+            continue
+        if found and _RANGE_JOIN.match(value[found[-1][1]:m.start()]):
+            start, _, low, _, first = found.pop()
+            if not first.group("scale") and m.group("scale") and low * _SCALES[m.group("scale").lower()] <= amount:
+                low *= _SCALES[m.group("scale").lower()]
+            found.append((start, m.end(), low, amount, m))
+        else:
+            found.append((m.start(), m.end(), amount, amount, m))
+    return [(s, e, low, high) for s, e, low, high, _ in found]
 
 
 class RangeGeneralizer(Generalizer):
-    """Numbers to bands, the rest of the value kept: "DKK 9,890,000" → "DKK 5-10 million", "approximately
-    1,300,000 euros" → "1-2 million euros", ages by decade ("42" → "40-50"), percentages by tens ("35%" →
-    "30-40%"), and small counts (below ten) to "several" ("five co-accused" → "several co-accused"). The band is
-    written as one amount, "lo-hi unit", so it reads in any context ("increased to 500-1,000 euros", "from a
-    distance of 20-30 metres") and stays one entity for a reader's tagger. Words of approximation before the
-    number go (the band says it). A value without a number gets ``fallback`` (default: "a number of")."""
+    """Numbers to bands at their own scale, the rest of the value kept: "DKK 9,890,000" → "DKK 5-10 million",
+    "$0.017" → "$0.01-0.02", "approximately 1,300,000 euros" → "1-2 million euros", ages by decade ("42" →
+    "40-50"), values from 10 to 100 by tens ("16%" → "10-20%"), other values by 1-2-5 steps ("2.5%" → "2-5%"),
+    whole counts from three to nine to "several" ("five co-accused" → "several co-accused"). The band is
+    written as one amount, "lo-hi unit", so it reads in any context ("increased to 500-1,000 euros") and stays
+    one entity for a reader's tagger. A range covers the bands of both ends ("4,000 to 8,000 tons" →
+    "2,000-10,000 tons"). Words of approximation before the number go (the band says it); "nearly X" gets the
+    band just below X; "less than X" / "more than X" keep their word with a rounder bound beyond X ("less than 2%"
+    → "less than 5%", "over $80 million" → "over $50 million"). A value without a number gets ``fallback``
+    (default: "a number of"); a vague one ("several million dollars") stays as it is."""
 
     name = "range"
 
@@ -404,15 +500,72 @@ class RangeGeneralizer(Generalizer):
         self.fallback = fallback
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
-        m = _AMOUNT.search(value)
-        amount = parse_amount(m) if m else None
-        if m is None or amount is None:
-            return self.fallback
-        band = value_range(amount, kind)
-        before, after = _APPROX.sub("", value[:m.start()]), value[m.end():]
-        if band is None:
-            return f"{before}several{after}" if kind != "percent" else f"{before}less than 10{after}"
-        return f"{before}{_fmt_band(*band)}{after}"
+        return self.generalize_together([value], category, kind, country)[0]
+
+    def generalize_together(self, values: list[str], category: str, kind: str | None = None,
+                            country: str | None = None) -> list[str]:
+        """``values`` of one kind compared in one sentence, in text order: bands that keep their order
+        (``ordered_bands``); a value no true band parts from an earlier one becomes "a lower figure" or "a higher
+        figure" than it."""
+        leads = [_amounts(v) for v in values]
+        comparable = [i for i, a in enumerate(leads) if len(a) == 1 and a[0][2] == a[0][3] and a[0][2] > 0
+                      and _said(values[i], a[0][0]) not in _AT_MOST | _AT_LEAST]
+        read = {i: leads[i][0][2] * (1 - 1e-9 if _said(values[i], leads[i][0][0]) in _JUST_BELOW else 1)
+                for i in comparable}
+        bands = dict(zip(comparable, ordered_bands([read[i] for i in comparable], kind)))
+        out = []
+        for i, (value, amounts) in enumerate(zip(values, leads)):
+            if i in bands and bands[i] is None:
+                first = next(read[j] for j in comparable if bands[j] is not None
+                             and value_range(read[j], kind) == value_range(read[i], kind))
+                out.append("a lower figure" if read[i] < first else "a higher figure")
+            else:
+                out.append(self._banded(value, amounts, kind, bands.get(i)))
+        return out
+
+    def _banded(self, value: str, amounts: list[tuple[int, int, float, float]], kind: str | None,
+                band: tuple[float, float] | None) -> str:
+        if not amounts:
+            return self.fallback if not re.search(rf"\b(?:{'|'.join(_SCALES)})\b", value, re.I) else value
+        money = kind == "money" or bool(_CURRENCY_SIGN.search(value))
+        out, cut = value, 0
+        for n, (start, end, low, high) in reversed(list(enumerate(amounts))):
+            qualifier = _QUALIFIER.match(value[:start]) if n == 0 else None
+            said = _said(value, start) if n == 0 else ""
+            text = self._number(low, high, kind, said, money, band if n == 0 else None)
+            if text is None:
+                return value  # zero: nothing to band
+            out = out[:start] + text + out[end:]
+            if qualifier and said not in _AT_MOST | _AT_LEAST:
+                cut = qualifier.end()  # "approximately": the band says it
+        return out[cut:]
+
+    @staticmethod
+    def _number(low: float, high: float, kind: str | None, said: str, money: bool,
+                band: tuple[float, float] | None) -> str | None:
+        """The written band for the number(s) ``low``..``high`` read with the qualifier ``said``."""
+        if said in _AT_MOST:  # "less than 20%": any bound above 20 is as true
+            upper = value_range(high, kind)
+            return None if upper is None else _fmt_bound(upper[1], money)
+        if said in _AT_LEAST:  # "more than 20%": any bound below 20
+            lower = value_range(low * (1 - 1e-9), kind)
+            return None if lower is None else _fmt_bound(lower[0], money)
+        if said in _JUST_BELOW:
+            low = high = low * (1 - 1e-9)
+        if low == high and kind not in ("money", "percent", "age") and not money and 3 <= low < 10 \
+                and low == int(low):
+            return "several"
+        lo_band, hi_band = value_range(low, kind), value_range(high, kind)
+        if lo_band is None or hi_band is None:
+            return None
+        lo, hi = band or (lo_band[0], hi_band[1])
+        return _fmt_band(lo, hi, money)
+
+
+def _said(value: str, start: int) -> str:
+    """The qualifier (lower-case) that opens ``value`` before its number at ``start``, or ""."""
+    qualifier = _QUALIFIER.match(value[:start])
+    return qualifier.group("q").lower() if qualifier else ""
 
 
 _CONTINENT_ADJECTIVE = {"Europe": "European", "Asia": "Asian", "Africa": "African", "North America": "North American",
