@@ -11,7 +11,7 @@ name, score and the context words that raised or confirmed it.
 | iban | CODE / IBAN | country length table + ISO 13616 mod-97 check |
 | card | CODE / CARD | 13–19 digits, Luhn checksum, known issuer prefix |
 | ip | CODE / IP | ``ipaddress`` parses it (IPv4 / IPv6) |
-| case_number | CODE / CASE | ``36110/97``-style numbers, reference codes with digits, law-report citations; context words raise the score |
+| case_number | CODE / CASE | ``36110/97``-style numbers (each of a list), reference codes with digits, law-report citations, numbered plots and parcels, vehicle registration marks; context words raise the score |
 | datetime | DATETIME / DATE, TIME, DURATION | calendar checks (month names, day ≤ 31, plausible years) |
 | money | QUANTITY / MONEY | amount + currency code, symbol or currency word |
 | quantity | QUANTITY / QUANTITY, PERCENT | amount + unit |
@@ -299,12 +299,28 @@ _LAW_REPORT = re.compile(
     r"|[A-ZÅÄÖÆØ]{2,5}\s+(?:1[89]|20)\d\d\s+(?:p\.|s\.|ref\.|nr\.?))\s*(?P<page>\d{1,5})(?![\w/])")
 # what every law_report match contains: a year in brackets, or a year then a page word
 _LAW_REPORT_CORE = re.compile(r"[\[(](?:1[89]|20)\d\d[\])]|(?:1[89]|20)\d\d\s+(?:p|s|ref|nr)\.")
-# the items after the first of a list introduced by "nos." ("plots nos. 260, 268, 119/5 and 425"): each is a
-# code of its own (the first is the no_number rule's)
+# the items after the first of a list introduced by "nos." ("plots nos. 260, 268, 119/5 and 425", "nos. 123/02;
+# 456/03 & 789/04", line breaks inside the parentheses of a list of thirty): each is a code of its own (the first
+# is the no_number rule's); after a singular "no." only application-number items ("no. 12/05 and 3/06")
 _NO_WORD_AT_END = re.compile(r"\s*\b[Nn](?:os?|r)\.?\s*$")
-_NOS_LIST = re.compile(r"(?:\b(?P<noun>[A-Za-z]{3,})\s+)?\b[Nn](?:os|rs)\.?\s+\d(?:[\w/-]|\.(?=\d))*"
-                       r"(?P<rest>(?:(?:,\s*|,?\s+and\s+)\d(?:[\w/-]|\.(?=\d))*)+)")
+_LIST_GAP = r"(?:\s*[,;]\s*(?:and\s+)?|\s+(?:and|&)\s+)"
+_NOS_LIST = re.compile(r"(?:\b(?P<noun>[A-Za-z]{3,})\s+)?\b[Nn][or](?P<plural>s)?\.?\s+\d(?:[\w/-]|\.(?=\d))*"
+                       rf"(?P<rest>(?:{_LIST_GAP}\d(?:[\w/-]|\.(?=\d))*)+)")
 _LIST_ITEM = re.compile(r"\d(?:[\w/-]|\.(?=\d))*")
+_APPLICATION_NO = re.compile(r"\d{1,6}/\d{2,4}")
+# Numbered land (TAB guidelines: codes that identify something; the train gold marks "plots nos. 260, 268"):
+# "plot 17", "plots 17 and 18", "cadastral parcel 245", "land plot no. 1234/5", "plot number 134". The first
+# span keeps the noun, like the no_number rule's "plot no. 1234/5"; the further items are codes of their own.
+_LAND = re.compile(r"\b(?P<noun>(?:(?:[Cc]adastral|[Ll]and|[Bb]uilding)\s+)?(?:[Pp]lots?|[Pp]arcels?))"
+                   r"\s+(?:(?:numbers?|nos?\.?|nr\.?)\s+)?(?P<first>\d(?:[\w/-]|\.(?=\d))*)"
+                   rf"(?P<rest>(?:{_LIST_GAP}\d(?:[\w/-]|\.(?=\d))*)*)(?![\w%])")
+# Vehicle registration marks after the words that introduce them ("registration number ABC 123", "registration
+# plate 34 AB 123", "licence plate B-XY 123", "registration mark EYX 622", "T61 TBX"): capitals and digits in up
+# to four groups, at least one digit.
+_PLATE = re.compile(
+    r"\b(?i:registration\s+(?:numbers?|nos?\.|marks?|plates?)|(?:licen[cs]e|number|registration)\s+plates?"
+    r"|plates?\s+(?:numbers?|nos?\.))\s+(?P<code>[A-Z0-9]{1,4}(?:[ -][A-Z0-9]{1,4}){0,3})(?![\w-])")
+_LAND_OR_PLATE_CORE = re.compile(r"(?i:plot|parcel|plate|registration)")
 _NO_NOUN_KEEP = frozenset(("plot", "plots", "parcel", "parcels", "flat", "apartment", "room", "cell", "house", "lot",
                            "block", "sheet", "file", "register", "entry", "account", "licence", "license", "passport",
                            "vehicle", "plate", "card", "ticket", "certificate", "permit", "box"))
@@ -314,9 +330,10 @@ _LEGAL_BEFORE = re.compile(
 
 
 class CaseNumberRecognizer(RegexRecognizer):
-    """Application and case numbers (``36110/97``, ``2006/2199``), reference codes with digits
-    (``D-4840``, ``LH3042``, ``11/14E.2``), numbers introduced by "no." outside legal references and law-report
-    citations (``[2000] AC 326``, ``NJA 2005 p. 884``)."""
+    """Application and case numbers (``36110/97``, ``2006/2199``; every item of a list after "nos."), reference
+    codes with digits (``D-4840``, ``LH3042``, ``11/14E.2``), numbers introduced by "no." outside legal references,
+    law-report citations (``[2000] AC 326``, ``NJA 2005 p. 884``), numbered plots and parcels (``plot 17``) and
+    vehicle registration marks (``registration number ABC 123``)."""
 
     name = "case_number"
     subtype = "CASE"
@@ -332,17 +349,30 @@ class CaseNumberRecognizer(RegexRecognizer):
 
     def analyze(self, text, doc=None):
         out = super().analyze(text, doc)
-        if _NO_NUMBER_CORE.search(text) is None:
+        if _NO_NUMBER_CORE.search(text) is not None:
+            for m in _NOS_LIST.finditer(text):
+                noun = (m.group("noun") or "").lower()
+                if _LEGAL_BEFORE.search(noun) or noun.endswith("s") and _LEGAL_BEFORE.search(noun[:-1]):
+                    continue  # "Protocols Nos. 1 and 11", "Articles nos. 5 and 6"
+                items = [(m.start("rest") + i.start(), m.start("rest") + i.end())
+                         for i in _LIST_ITEM.finditer(m.group("rest"))]
+                if not m.group("plural") and not all(_APPLICATION_NO.fullmatch(text, s, e) for s, e in items):
+                    continue  # after a singular "no." only a list of application numbers
+                out += [self._item(s, e, "no_list", "nos.") for s, e in items]
+        if _LAND_OR_PLATE_CORE.search(text) is None:
             return out
-        for m in _NOS_LIST.finditer(text):
-            noun = (m.group("noun") or "").lower()
-            if _LEGAL_BEFORE.search(noun) or noun.endswith("s") and _LEGAL_BEFORE.search(noun[:-1]):
-                continue  # "Protocols Nos. 1 and 11", "Articles nos. 5 and 6"
-            for item in _LIST_ITEM.finditer(m.group("rest")):
-                s, e = m.start("rest") + item.start(), m.start("rest") + item.end()
-                out.append(Detection(s, e, self.entity_type, 0.9, self.name, "no_list", context=["nos."],
-                                     subtype=self.subtype))
+        for m in _LAND.finditer(text):
+            out.append(self._item(m.start("noun"), m.end("first"), "land", m.group("noun").split()[-1].lower()))
+            out += [self._item(m.start("rest") + i.start(), m.start("rest") + i.end(), "land_list", "plots")
+                    for i in _LIST_ITEM.finditer(m.group("rest"))]
+        found = {(d.start, d.end) for d in out}
+        for m in _PLATE.finditer(text):
+            if any(ch.isdigit() for ch in m.group("code")) and m.span("code") not in found:
+                out.append(self._item(m.start("code"), m.end("code"), "plate", "registration"))
         return out
+
+    def _item(self, start: int, end: int, rule: str, context: str) -> Detection:
+        return Detection(start, end, self.entity_type, 0.9, self.name, rule, context=[context], subtype=self.subtype)
 
     def span(self, match):
         if match.re is _LAW_REPORT and match.group("report"):
