@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonstream.swap.generalize import RangeGeneralizer, ordered_bands, parse_amount, value_range, _AMOUNT
+from anonstream.swap import Release
+from anonstream.swap.generalize import _AMOUNT, RangeGeneralizer, ordered_bands, parse_amount, value_range
+from anonstream.swap.pairing import Releaser
+from anonstream.swap.release import DEFAULT_RELEASE
+from anonstream.swap.testing import make_chunk
+from anonstream.swap.tuples import analyze
 
 RANGE = RangeGeneralizer()
 _SCALE = {"": 1, "thousand": 1e3, "million": 1e6, "billion": 1e9}
@@ -153,3 +158,13 @@ def test_ordered_bands_are_true_and_keep_the_order(values):
     for (v, a), (w, b) in ((p, q) for p in zip(values, bands) for q in zip(values, bands)):
         if a is not None and b is not None and v < w:
             assert a[1] <= b[0] + 1e-9, (values, bands)  # a larger value never gets a lower or the same band
+
+
+def test_the_released_chunk_keeps_the_order_of_the_figures_of_each_sentence():
+    """Through the swap stage's rewrite (``Releaser.finalize``): the percentages of one sentence are planned together,
+    those of another sentence on their own."""
+    release = Release.from_dict(DEFAULT_RELEASE)
+    chunk = make_chunk("d1", 0, "Margin increased to {QUANTITY/PERCENT#percent:16%} from {QUANTITY/PERCENT#percent:12%}."
+                                " Churn was {QUANTITY/PERCENT#percent:12%}.")
+    released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
+    assert released.text == "Margin increased to 15-20% from 10-15%. Churn was 10-20%."

@@ -77,6 +77,12 @@ class Generalizer(ABC):
         """The coarser value for ``value`` of ``category`` (``kind``: the entity's kind, pii/kinds.py;
         ``country``: the ISO alpha-2 code of the country it belongs to, ``EntitySpan.country``, when known)."""
 
+    def generalize_together(self, values: list[str], category: str, kind: str | None = None,
+                            country: str | None = None) -> list[str]:
+        """The coarser values for ``values`` of one kind read in one sentence (text order); by default each on its
+        own, a generalizer whose values are compared (figures) keeps what relates them."""
+        return [self.generalize(v, category, kind, country) for v in values]
+
 
 class LabelGeneralizer(Generalizer):
     """The coarsest step: the category's label, e.g. ``[Organization]`` (or a configured label)."""
