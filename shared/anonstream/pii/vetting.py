@@ -34,6 +34,7 @@ registry of earlier chunks), so streaming detection and whole-document processin
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable
@@ -44,10 +45,16 @@ from .gazetteer import TITLES, city_population, default_matcher, first_names
 from .grouping import DocumentEntities, _initial_of, _name_tokens, entity_form, normalize
 from .policy import GENERIC_ORG_WORDS, LEGAL_WORDS
 
-try:  # spaCy's English stop words (the lexeme attribute ``is_stop`` of en_core_web_* comes from this list)
+
+@functools.cache
+def stop_words() -> frozenset[str]:
+    """spaCy's English stop words (the lexeme attribute ``is_stop`` of en_core_web_* comes from this list),
+    imported at the first vetting: importing spaCy loads torch, which the services that only import this
+    module's neighbours (the swap stage's generalizers) must not pay for."""
     from spacy.lang.en.stop_words import STOP_WORDS
-except ImportError:  # pragma: no cover - spaCy is a dependency
-    STOP_WORDS = frozenset()
+
+    return frozenset(STOP_WORDS)
+
 
 BARE_RECOGNIZERS = frozenset(("spacy_ner", "propagation"))
 OTHER_TYPES = ("ORG", "LOC", "MISC")
@@ -206,7 +213,7 @@ class PersonVetter:
     @staticmethod
     def _common_word(word: str) -> bool:
         w = word.lower()
-        return w in STOP_WORDS or w in GENERIC_ORG_WORDS or bool(LEGAL_WORDS.fullmatch(word))
+        return w in stop_words() or w in GENERIC_ORG_WORDS or bool(LEGAL_WORDS.fullmatch(word))
 
     def vet(self, text: str, dets: list[Detection], ctx: VetContext | None = None,
             others: Iterable[Detection] = ()) -> list[Detection]:
@@ -278,7 +285,7 @@ class PersonVetter:
                 continue
             if single and LEGAL_WORDS.fullmatch(surface):
                 return None, None, "legal_word"
-            rest = [w for j, w in enumerate(lw) if not at <= j < at + n and w not in STOP_WORDS]
+            rest = [w for j, w in enumerate(lw) if not at <= j < at + n and w not in stop_words()]
             if at == 0 and rest and all(w in GENERIC_ORG_WORDS for w in rest) and not self._common_word(surface):
                 return "LOC", "GPE", "institution_place"
             return typ, sub, "in_longer"

@@ -3,17 +3,19 @@ stores for the services. The stage classes are the same either way."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..commonness import InMemoryValueCounts, ValueCounts
 from ..config import Settings
 from ..hierarchy.registry import HierarchyRegistry, InMemoryHierarchyRegistry
-from ..pii.engine import InMemoryPseudonymStore, PiiEngine, PiiConfig, PseudonymStore
-from ..stages.audit import AuditStage
 from ..stages.base import Stage
 from ..stores import base
 from ..stores.risk import InMemoryRiskTables, RiskTables
 from ..swap import InMemoryPoolStore, InMemoryTupleCounts, PoolStore, TupleCounts
 from ..swap.stores import InMemoryReplacementMemory, ReplacementMemory
+
+if TYPE_CHECKING:  # the pii engine imports spaCy: only the pii stage and the embedded runner load it
+    from ..pii.engine import PseudonymStore
 
 
 def blas_limit(threads: int):
@@ -32,7 +34,7 @@ STAGE_NAMES = ("ingest", "pii", "embed", "cluster", "refit", "swap", "sink", "au
 
 @dataclass
 class Stores:
-    pseudonyms: PseudonymStore
+    pseudonyms: PseudonymStore | None  # the pii stage's (None in the other services)
     document_states: base.DocumentStateStore
     pending: base.PendingChunks
     registry: base.ModelRegistry
@@ -51,6 +53,8 @@ class Stores:
 
 
 def in_memory_stores(settings: Settings) -> Stores:
+    from ..pii.engine import InMemoryPseudonymStore
+
     return Stores(
         pseudonyms=InMemoryPseudonymStore(),
         document_states=base.InMemoryDocumentState(),
@@ -99,6 +103,7 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
 
         return IngestStage(settings.chunk_max_chars, settings.chunk_max_sentences)
     if name == "pii":
+        from ..pii.engine import PiiConfig, PiiEngine
         from ..stages.pii import PiiStage
 
         config = PiiConfig.load(settings.pii_config) if settings.pii_config else PiiConfig()
@@ -140,6 +145,8 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
 
         return SinkStage(stores.pending, settings.reassembly_wait_s, synthesis=_synthesis(settings, stores, "sink"))
     if name == "audit":
+        from ..stages.audit import AuditStage
+
         release = _release(settings)
         embedder = None
         if settings.audit_utility:
@@ -182,7 +189,7 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
     from ..stores.redis_swap import RedisReplacementMemory, RedisSwapPoolStore, RedisTupleCounts
 
     client = redis_state.connect_settings(settings)
-    pseudonyms: PseudonymStore = InMemoryPseudonymStore()
+    pseudonyms: PseudonymStore | None = None
     value_counts: ValueCounts = InMemoryValueCounts()
     if stage_name == "pii":
         from ..pii.keys import KeyRing
