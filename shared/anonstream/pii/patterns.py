@@ -365,9 +365,9 @@ class CaseNumberRecognizer(RegexRecognizer):
             out.append(self._item(m.start("noun"), m.end("first"), "land", m.group("noun").split()[-1].lower()))
             out += [self._item(m.start("rest") + i.start(), m.start("rest") + i.end(), "land_list", "plots")
                     for i in _LIST_ITEM.finditer(m.group("rest"))]
-        found = {(d.start, d.end) for d in out}
         for m in _PLATE.finditer(text):
-            if any(ch.isdigit() for ch in m.group("code")) and m.span("code") not in found:
+            if any(ch.isdigit() for ch in m.group("code")):  # the registration mark replaces a weaker reference_code
+                out = [d for d in out if (d.start, d.end) != m.span("code")]
                 out.append(self._item(m.start("code"), m.end("code"), "plate", "registration"))
         return out
 
