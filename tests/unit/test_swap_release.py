@@ -111,7 +111,7 @@ def test_category_mapping(subtype, etype, category):
     ("Monday, 3rd of March 2001", "March 2001", "2001"),
     ("between 15 December 2002 and 3 January 2003", "between December 2002 and January 2003",
      "between 2002 and 2003"),
-    ("late March 2001", "late March 2001", "late 2001"),
+    ("late March 2001", "late March 2001", "2001"),  # late March is in 2001, not in "late 2001"
     ("August 2006", "August 2006", "2006"),
     ("2006", "2006", "2006"),
     ("on 5 May", "on May", "on [Date]"),

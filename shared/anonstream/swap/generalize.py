@@ -38,7 +38,7 @@ _YEAR = r"(?P<year>\d{4})(?!\d)"
 # mnum (number), year. The value's other words ("between", "early", "and") are kept.
 _DAY_LEVEL = [
     re.compile(rf"\b{_WEEKDAY}(?:the\s+)?(?P<day>\d{{1,2}}){_ORD}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?", re.I),
-    re.compile(rf"\b{_WEEKDAY}{_MONTH}\s+(?P<day>\d{{1,2}}){_ORD}\b(?:,?\s+{_YEAR})?", re.I),
+    re.compile(rf"\b{_WEEKDAY}{_MONTH}\s+(?P<day>\d{{1,2}}){_ORD}\b(?:,?\s+(?:of\s+)?{_YEAR})?", re.I),
     re.compile(rf"\b{_YEAR}-(?P<mnum>\d{{1,2}})-(?P<day>\d{{1,2}})(?:[T ][0-9:.+Z-]+)?\b"),
     re.compile(rf"\b(?P<day>\d{{1,2}})[./](?P<mnum>\d{{1,2}})[./]{_YEAR}"),
 ]
@@ -48,13 +48,33 @@ _MONTH_LEVEL = [
 ]
 
 
-# Quarter-level dates ("the third quarter of 2006", "Q3 2006"): one step above the month (item 3 of issue 11).
+# Quarter-level dates ("the third quarter of 2006"): one step above the month (item 3 of issue 11).
 QUARTERS = ("first", "second", "third", "fourth")
-_QUARTER_LEVEL = [
-    re.compile(rf"\b(?:the\s+)?(?P<quarter>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\s+(?:of\s+)?{_YEAR}",
-               re.I),
-    re.compile(rf"\bQ(?P<qnum>[1-4])\s*(?:of\s+)?{_YEAR}"),
-]
+
+
+# A part of a year named with its year ("the first quarter of 2016", "Q2 of fiscal 2016", "the first nine months of
+# 2021", "the back half of 2016", "summer of 2017", "mid-2016", "the end of 2016"): one phrase, one step below the year.
+_SUB_YEAR = re.compile(rf"""\b(?:the\s+)?(?:
+    (?:(?:same|first|second|third|fourth|1st|2nd|3rd|4th|last|final|back|front|latter|early)
+       (?:\s+(?:three|six|nine|twelve|few|\d{{1,2}}))?[\s-]+(?:fiscal\s+)?(?:quarter|half|months|weeks))
+  | (?:fiscal\s+)?(?:Q[1-4]|[1-4]Q|H[12]|[12]H)
+  | (?:spring|summer|autumn|fall|winter)(?:\s+and\s+(?:spring|summer|autumn|fall|winter))?
+  | (?:early|mid|late|(?:end|beginning|start|middle|balance|remainder|rest)(?:\s+of)?)
+  )[\s-]*(?:of\s+|in\s+)?(?P<fiscal>fiscal\s+(?:year\s+)?|FY\s?)?{_YEAR}(?![\w'’])""", re.I | re.X)
+# A part of a month named with its month ("the end of April 2001", "mid-June 2015", "late March"): one step below it.
+_SUB_MONTH = re.compile(rf"\b(?:early|mid|late|(?:the\s+)?(?:end|beginning|start|middle)\s+of)[\s-]*{_MONTH}"
+                        rf"(?:,?\s+(?:of\s+)?{_YEAR})?", re.I)
+# A date phrase that is only years ("2006", "in 1973", "from 1994 to 1996"): the one a decade can stand for. A year
+# inside another phrase ("fiscal 2021", "Q3 2021", "before 2016") keeps its year: "Q3 the 2020s" reads as nothing
+# and "before the 2010s" is false.
+_YEARS_ONLY = re.compile(r"(?:(?:in|during)\s+)?(?:the\s+(?:calendar\s+)?year\s+)?(?:1[5-9]\d\d|20\d\d)"
+                         r"|(?:(?:from|between)\s+)?(?:1[5-9]\d\d|20\d\d)\s*(?:to|and|-|–|through|until)\s*"
+                         r"(?:1[5-9]\d\d|20\d\d)", re.I)
+
+
+def _year_of_period(m: re.Match) -> str:
+    """A part of a year as its year, fiscal when it was ("the first quarter of fiscal 2016" → "fiscal 2016")."""
+    return f"fiscal {m.group('year')}" if m.group("fiscal") else m.group("year")
 
 
 def _month_of(groups: dict[str, str | None]) -> int | None:
@@ -106,6 +126,9 @@ class DateGeneralizer(Generalizer):
     ``fallback`` (default ``[Date]``). ``step`` takes every value one step up the hierarchy day → month →
     year → decade, from the finest level it holds ("31 August 2006" → "August 2006", "August 2006" → "2006",
     "in 1973" → "in the 1970s"; "from 1994 to 1996" → "from the 1990s"), so no date leaves as precise as it came.
+    A part of a month or of a year goes up as a whole ("the end of April 2001" → "April 2001", "the first nine months
+    of 2021", "Q2 2021" → "2021", "the fourth quarter of fiscal 2016" → "fiscal 2016"); a year becomes a decade only
+    where the phrase is years alone: a year inside another phrase ("fiscal 2021", "before 2016") keeps its year.
     ``level: quarter`` takes day and month dates to their quarter ("31 August 2006" → "the third quarter of 2006");
     with ``quarter: true`` the ``step`` hierarchy is day → month → quarter → year → decade ("August 2006" → "the
     third quarter of 2006" → "2006"). Year level also coarsens quarters ("Q3 2006" → "2006").
@@ -140,26 +163,31 @@ class DateGeneralizer(Generalizer):
         out = value
         for pattern in _DAY_LEVEL:
             out = pattern.sub(self._coarse, out)
+        if self.level == "year":  # "late March 2001" is in 2001, not in "late 2001"
+            out = _SUB_MONTH.sub(self._coarse, out)
         if self.level in ("quarter", "year"):
             for pattern in _MONTH_LEVEL:
                 out = pattern.sub(self._coarse, out)
         if self.level == "year":
-            for pattern in _QUARTER_LEVEL:
-                out = pattern.sub(lambda m: m.group("year"), out)
+            out = _SUB_YEAR.sub(_year_of_period, out)
         return out
 
     def _step(self, value: str) -> str:
-        levels = ((_DAY_LEVEL, "month"), (_MONTH_LEVEL, "quarter"), (_QUARTER_LEVEL, "year")) if self.quarter \
-            else ((_DAY_LEVEL, "month"), (_MONTH_LEVEL, "year"))
-        for patterns, level in levels:
+        """One step up from the finest level ``value`` holds: a day or a part of a month to its month, a month
+        (or, with ``quarter``, a quarter) or a part of a year to its year, a date phrase of years only to decades."""
+        to_month = [(p, lambda m: self._coarse(m, "month")) for p in _DAY_LEVEL] + \
+            [(_SUB_MONTH, lambda m: self._coarse(m, "month"))]
+        month_up = [(p, lambda m: self._coarse(m, "quarter" if self.quarter else "year")) for p in _MONTH_LEVEL]
+        to_year = [(_SUB_YEAR, _year_of_period)]
+        levels = (to_month, month_up, to_year) if self.quarter else (to_month, month_up + to_year)
+        for substitutions in levels:
             out = value
-            for pattern in patterns:
-                if patterns is _QUARTER_LEVEL:
-                    out = pattern.sub(lambda m: m.group("year"), out)
-                else:
-                    out = pattern.sub(lambda m, lv=level: self._coarse(m, lv), out)
+            for pattern, coarse in substitutions:
+                out = pattern.sub(coarse, out)
             if out != value:
                 return out
+        if not _YEARS_ONLY.fullmatch(value.strip()):
+            return value
         out = _YEAR_ALONE.sub(lambda m: f"the {m.group(1)[:3]}0s", value)
         return _SAME_DECADE_RANGE.sub(r"\1", out)
 
