@@ -18,6 +18,7 @@
 | ANONSTREAM_PII_MAX_BATCH | 16 | most records per batch of the pii service (the others take 100): embed starts on a long document's first chunks while pii works on the rest (benchmarks/results/latency.md) |
 | ANONSTREAM_BLAS_THREADS | 1 | numpy's BLAS threads in `anonstream run` and the services (0: OpenBLAS's default, one per core; its idle threads spin, and on 2 shared cores the pii stage then took 3.7x the CPU) |
 | ANONSTREAM_EMBED_THREADS | 0 | ONNX Runtime intra-op threads of the embed stage (0: one per physical core) |
+| ANONSTREAM_EMBED_OTHERS | 0.1 | share of the chunks with nothing to swap that the embed stage embeds anyway, a hash sample for the refit reservoir (stages/embed.py `needs_vector`; 1: every chunk) |
 | ANONSTREAM_EMBED_WINDOW | 128 | records per embed call; the encoder sorts a window by length before cutting model batches, which saves padding |
 | ANONSTREAM_MAX_WAIT_MS | 10 | longest wait to fill a batch in the other services (batches of 100, pii of ANONSTREAM_PII_MAX_BATCH); under load the batch fills without waiting, at a low rate every wait is latency (benchmarks/results/latency.md) |
 | ANONSTREAM_EMBED_MAX_WAIT_MS | 20 | longest wait to fill an embedding window (a window rarely fills at a low rate: every wait is latency) |
@@ -100,6 +101,7 @@ class Settings:
     pii_max_batch: int = field(default_factory=lambda: int(_env("PII_MAX_BATCH", "16")))
     blas_threads: int = field(default_factory=lambda: int(_env("BLAS_THREADS", "1")))
     embed_threads: int = field(default_factory=lambda: int(_env("EMBED_THREADS", "0")))
+    embed_others: float = field(default_factory=lambda: float(_env("EMBED_OTHERS", "0.1")))
     embed_window: int = field(default_factory=lambda: int(_env("EMBED_WINDOW", "128")))
     max_wait_ms: int = field(default_factory=lambda: int(_env("MAX_WAIT_MS", "10")))
     embed_max_wait_ms: int = field(default_factory=lambda: int(_env("EMBED_MAX_WAIT_MS", "20")))

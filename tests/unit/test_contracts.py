@@ -28,8 +28,22 @@ def test_chunk_round_trips_and_validates_for_the_pii_topic():
 
 
 def test_topic_schema_requires_the_fields_its_stage_adds():
-    with pytest.raises(contracts.RecordInvalid, match=r"embedding"):
-        contracts.validate("chunk-embedded.v1.json", _chunk())
+    without_entities = _embedded([0.1, 0.2, 0.3])
+    del without_entities["entities"]
+    with pytest.raises(contracts.RecordInvalid, match=r"required \(entities\)"):
+        contracts.validate("chunk-embedded.v1.json", without_entities)
+    with pytest.raises(contracts.RecordInvalid, match=r"cluster"):  # an embedded chunk leaves cluster with one
+        contracts.validate("chunk-clustered.v1.json", _embedded([0.1, 0.2, 0.3]))
+
+
+def test_a_chunk_may_pass_embed_and_cluster_without_a_vector_but_never_with_a_cluster_alone():
+    """The embed stage embeds only chunks that need a vector (stages/embed.py needs_vector)."""
+    contracts.validate("chunk-embedded.v1.json", _chunk())
+    contracts.validate("chunk-clustered.v1.json", _chunk())
+    without_vector = _clustered()
+    del without_vector["embedding"]
+    with pytest.raises(contracts.RecordInvalid):
+        contracts.validate("chunk-clustered.v1.json", without_vector)
 
 
 def test_errors_name_places_and_rules_never_values():

@@ -22,7 +22,7 @@ import random
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -102,8 +102,9 @@ def progress_bar(total: int, desc: str, enabled: bool = True):
 
 def run_prefix(input_path: Path, settings: Settings | None = None, batch_documents: int = 16,
                progress: bool = True) -> Prefix:
-    """Documents through ingest → pii → embed → cluster (→ refit) with the embedded runner's routing."""
-    settings = settings or Settings()
+    """Documents through ingest → pii → embed → cluster (→ refit) with the embedded runner's routing. Every chunk
+    is embedded (``embed_others`` 1): a candidate release may change chunks the configured one leaves alone."""
+    settings = replace(settings or Settings(), embed_others=1.0)
     stores = in_memory_stores(settings)
     stores.registry = base.InMemoryModelRegistry(keep=1 << 30)  # every version stays loadable for DU
     stages = [build_stage(name, settings, stores) for name in PREFIX_STAGES]

@@ -96,6 +96,14 @@ def _release(settings: Settings):
     return Release.from_yaml(settings.release) if settings.release else Release.default()
 
 
+def _utility_share(settings: Settings) -> float:
+    """The share of the changed chunks the audit's DU scores (``ANONSTREAM_AUDIT_UTILITY``: 0 off, > 1 or < 0 all);
+    the embed stage embeds that sample too."""
+    if not settings.audit_utility:
+        return 0.0
+    return min(1.0, settings.audit_utility) if settings.audit_utility > 0 else 1.0
+
+
 def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
     """One stage core; heavy models (spaCy, the encoder) are loaded only by the stage needing them."""
     if name == "ingest":
@@ -117,7 +125,9 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         from ..embedding import Embedder
         from ..stages.embed import EmbedStage
 
-        return EmbedStage(Embedder(settings.embed_model, settings.embed_batch, threads=settings.embed_threads))
+        return EmbedStage(Embedder(settings.embed_model, settings.embed_batch, threads=settings.embed_threads),
+                          _release(settings), others_share=settings.embed_others,
+                          utility_share=_utility_share(settings))
     if name == "cluster":
         from ..stages.cluster import ClusterStage
 
@@ -170,7 +180,7 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
                           swapped=release.swapped, population=release.superpopulation_size,
                           max_dr=settings.audit_max_dr, min_k=settings.audit_min_k,
                           embedder=embedder, registry=stores.registry, attack=attack,
-                          utility_sample=min(1.0, settings.audit_utility) if settings.audit_utility > 0 else 1.0,
+                          utility_sample=_utility_share(settings) if embedder is not None else 1.0,
                           identification=identification, max_identification=settings.audit_max_id)
     raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGE_NAMES)}")
 

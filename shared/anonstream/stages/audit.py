@@ -22,8 +22,11 @@ The numerator re-embeds the released texts of the changed chunks (one encoder ca
 costs as much as the embed stage itself, so only a fixed share of the changed chunks is scored
 (``utility_sample``; which ones is decided by a hash of the chunk key, so a redelivered chunk is in or out
 again, and the share is the same in every replica): both sums then run over a uniform sample of the changed
-chunks, and their ratio estimates the DU of all of them. Both sums are running sums in the risk store, so DU
-is restart-safe.
+chunks, and their ratio estimates the DU of all of them. The embed stage gives a vector to every chunk of that
+sample the release may change (``stages.embed.needs_vector``: same hash, same share), so no changed chunk of the
+sample misses its cluster and the estimate stays that of a uniform sample; a changed chunk of the sample that
+arrives without one anyway (an embed stage run with a smaller share) is counted as ``utility.unscored``. Both sums
+are running sums in the risk store, so DU is restart-safe.
 """
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ from .. import topics
 from ..risk import pitman, uniqueness
 from ..risk.kanon import KAnonymity, LDiversity
 from ..risk.utility import du_from_sums
+from ..sampling import in_sample, sample_key
 from ..stores.base import Counters, ModelRegistry, StoreUnavailable
 from ..stores.risk import InMemoryRiskTables, RiskObservation, RiskTables, UtilityObservation, UtilitySums
 from .audit_attack import AttackMonitor
@@ -124,13 +128,6 @@ def population_uniqueness_of(before: list[int], population: float, swapped_share
         est[name]["dr"] = None if p is None or swapped_share is None else _finite(1.0 - swapped_share * p)
         est[name] = {k: _finite(v) for k, v in est[name].items()}
     return est
-
-
-def in_sample(key: str, share: float) -> bool:
-    """Whether ``key`` is in the deterministic sample of size ``share`` (a hash of the key, not a draw)."""
-    if share >= 1.0:
-        return True
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") < share * 2.0 ** 64
 
 
 def utility_of(sums: dict[int, UtilitySums]) -> dict[str, Any]:
@@ -222,7 +219,8 @@ class AuditStage(Stage):
 
     def _utility(self, changed: list[dict[str, Any]]) -> dict[str, list[UtilityObservation]]:
         """Per release version, the changed chunks' log f(x | l, phi) before and log f(x~ | l, phi) after."""
-        scored = [(r, m) for r in changed if (m := self._mixture(r["cluster"]["model_version"])) is not None]
+        scored = [(r, m) for r in changed
+                  if "cluster" in r and (m := self._mixture(r["cluster"]["model_version"])) is not None]
         if len(scored) < len(changed):
             self.counters.incr({"utility.unscored": len(changed) - len(scored)})
         if not scored:
@@ -272,7 +270,7 @@ class AuditStage(Stage):
             for change in record["changes"]:
                 bump(f"operators.{change['operator']}")
             if record["changes"] and record.get("release") and self.embedder is not None and self.registry is not None \
-                    and in_sample(f"{record['doc_id']}|{record['chunk_index']}", self.utility_sample):
+                    and in_sample(sample_key(record["doc_id"], record["chunk_index"]), self.utility_sample):
                 changed.append(record)
             if self.attack is not None:
                 self.attack.released(record)

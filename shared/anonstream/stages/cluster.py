@@ -4,7 +4,8 @@ The model comes from a ``ModelRegistry``; the stage checks the current version o
 hot-swaps when it changed. After a hot swap each chunk also gets its component under the previous version
 (``cluster.previous``), so the swap stage can still pair it with chunks that wait in the old version's pools. With no model yet it fits a bootstrap model on the batch and publishes
 it. When the registry cannot be reached it keeps assigning with its cached model and counts the
-batches it did so (``registry_unavailable``), for the service's metrics.
+batches it did so (``registry_unavailable``), for the service's metrics. A chunk the embed stage left without a
+vector (``stages.embed.needs_vector``) passes on without a component.
 """
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def model_update_emit(event: dict[str, Any]) -> Emit:
 
 class ClusterStage(ChunkStage):
     name = "cluster"
-    version = "1"
+    version = "2"  # 2: a chunk without an embedding passes on without a cluster
     inputs = (topics.CHUNKS_EMBEDDED,)
 
     def __init__(self, registry: ModelRegistry, family: str = "pkb", k: int = 8, min_weight: float = 1e-3):
@@ -101,6 +102,17 @@ class ClusterStage(ChunkStage):
 
     def process(self, items: Sequence[tuple[Any, Chunk]]) -> list[list[Emit] | Exception]:
         chunks = [chunk for _, chunk in items]
+        embedded = [c for c in chunks if c.embedding is not None]
+        updates = self._assign(embedded) if embedded else []
+        out: list[list[Emit] | Exception] = []
+        for chunk in chunks:
+            chunk.lineage[self.name] = self.version
+            out.append([chunk_emit(topics.CHUNKS_CLUSTERED, chunk)])
+        out[0][:0] = updates
+        return out
+
+    def _assign(self, chunks: list[Chunk]) -> list[Emit]:
+        """Put each chunk's component on it (bootstrapping a model first when there is none); the model updates."""
         X = np.asarray([c.embedding["vector"] for c in chunks], dtype=np.float32)
         self.refresh()
         updates = [] if self.model is not None else [self._bootstrap(X, chunks[0].embedding["model"])]
@@ -110,16 +122,12 @@ class ClusterStage(ChunkStage):
         previous = None
         if self.previous is not None and self.previous[0].dim == X.shape[1]:
             previous = self.previous[0].assign(X)[0]
-        out: list[list[Emit] | Exception] = []
         for i, (chunk, label, p, ld) in enumerate(zip(chunks, labels, posterior, log_density)):
             chunk.cluster = {"model_version": self.model_version, "component": int(label),
                              "posterior": float(p), "log_density": float(ld)}
             if previous is not None:
                 chunk.cluster["previous"] = {"model_version": self.previous[1], "component": int(previous[i])}
-            chunk.lineage[self.name] = self.version
-            out.append([chunk_emit(topics.CHUNKS_CLUSTERED, chunk)])
-        out[0][:0] = updates
-        return out
+        return updates
 
     def _load_previous(self, current: int) -> tuple[SphericalMixture, int] | None:
         """At start-up, the version before ``current`` if the registry still keeps it (a restart right after a

@@ -3,7 +3,9 @@
 Drift is the drop of the mean log-density (paper 000, eq. 2.1–2.3) of the latest chunks under the
 current model, in nats per chunk, against the first chunks that model saw after it went live (held
 out from its training data, so the baseline carries no overfitting optimism). A fitted model that
-fails its sanity checks (NaN, empty components, ρ outside [0, 1)) is never published.
+fails its sanity checks (NaN, empty components, ρ outside [0, 1)) is never published. Only chunks with an
+embedding reach the reservoir: every chunk with something to swap and a hash sample of the others
+(``stages.embed.needs_vector``), so the mixture sees the whole stream, weighted toward the chunks it pairs.
 """
 from __future__ import annotations
 
@@ -55,6 +57,9 @@ class Refitter:
         return self._model
 
     def observe(self, chunks: Sequence[Chunk]) -> None:
+        """Feed the reservoir and the drift window with the chunks that carry an embedding (the embed stage's
+        ``needs_vector``: those with something to swap and a hash sample of the others)."""
+        chunks = [c for c in chunks if c.embedding is not None]
         if not chunks:
             return
         self.embedding_model = chunks[0].embedding["model"]
@@ -108,7 +113,7 @@ class Refitter:
 
 
 class RefitStage(ChunkStage):
-    """refit as a stage: every embedded chunk feeds the reservoir; ``tick`` refits when due."""
+    """refit as a stage: every chunk with an embedding feeds the reservoir; ``tick`` refits when due."""
 
     name = "refit"
     version = "1"

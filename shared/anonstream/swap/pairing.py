@@ -58,7 +58,8 @@ from . import rewrite
 from .generalize import Generalizer
 from .release import CATEGORIES, Release
 from .stores import InMemoryReplacementMemory, PoolEntry, PoolStore, ReplacementMemory, TupleCounts
-from .tuples import Analysis, Mention, Site, analyze, country_of_slot, digest_of, kind_of_slot, norm_key
+from .tuples import (Analysis, Mention, Site, analyze, country_of_slot, digest_of, kind_of_slot, norm_key,
+                     swappable_slots)
 
 LOG_SCHEMA = "swap-log.v1"
 ACTIONS = ("swapped", "generalized", "suppressed", "untouched")
@@ -440,7 +441,7 @@ def make_entry(chunk: Chunk, an: Analysis, releaser: Releaser, J: tuple[str, ...
                enqueued_at: float, seen: int) -> PoolEntry:
     """What the pairing compares about a chunk: digests of its tuple on J and of its released other values,
     and per slot of J (the kinds it holds) the number of entities and a digest of their values."""
-    slots = tuple(s for s in an.slots_in(J) if releaser.release.swaps_slot(kind_of_slot(s)))  # what a partner may exchange
+    slots = swappable_slots(an, releaser.release)
     return PoolEntry(chunk.key, chunk.doc_id, rare, reason, an.digest(J), releaser.u_digest(an), list(slots),
                      enqueued_at, seen, an.slot_shape(slots), an.slot_digests(slots))
 

@@ -140,6 +140,12 @@ class Analysis:
         return digest_of({c: self.keys.get(c, []) for c in categories})
 
 
+def swappable_slots(an: Analysis, release: Release) -> tuple[str, ...]:
+    """The slots of the swapped categories J whose kind the release swaps: what a partner could exchange. None:
+    the swap stage releases the chunk at once (reason ``no_values``) and looks for no partner."""
+    return tuple(s for s in an.slots_in(release.swapped) if release.swaps_slot(kind_of_slot(s)))
+
+
 def digest_of(keys: dict[str, list[str]]) -> str:
     """Order-free digest of {category: value keys}; categories without values count as empty."""
     canonical = json.dumps([[c, sorted(set(v))] for c, v in sorted(keys.items()) if v],
