@@ -5,6 +5,8 @@ import random
 
 import pytest
 
+from anonstream.pii import wordnet
+from anonstream.pii.gazetteer import LetterNameRecognizer, TitleRecognizer
 from anonstream.pii.patterns import CaseNumberRecognizer
 
 
@@ -79,3 +81,42 @@ def test_plots_parcels_and_registration_marks_are_codes(text, codes):
 ])
 def test_words_around_land_and_vehicles_without_a_code_are_not_codes(text):
     assert not any(d.rule in ("land", "land_list", "plate") for d in CaseNumberRecognizer().analyze(text))
+
+
+def _person_letters(text: str) -> list[str]:
+    """Surfaces the letter-name and title recognizers type PERSON (WordNet needed, as in test_pii_wordnet)."""
+    found = LetterNameRecognizer().analyze(text) + TitleRecognizer().analyze(text)
+    return sorted({text[d.start:d.end] for d in found if d.type == "PERSON"})
+
+
+@pytest.mark.parametrize("text,people", [
+    ("The police questioned the co-accused A, B, H, N and R about the robbery.", ["A", "B", "H", "N", "R"]),
+    ("The applicants X and Y complained under Article 5 § 1 (c).", ["X", "Y"]),
+    ("the cases against [the applicant, N and A] had been heard", ["A", "N"]),
+    ("the fees payable to A and B totalled DKK 573,311", ["A", "B"]),
+    ("The witnesses K, L and M were not heard.", ["K", "L", "M"]),
+    ("Mr A. and Ms B. were arrested on 3 March 2001.", ["Mr A.", "Ms B."]),
+    ("Ms X and Mr Y testified; Mr A gave evidence too.", ["Mr A", "Mr Y", "Ms X"]),
+])
+def test_letters_naming_people_are_each_a_person(text, people):
+    assert _person_letters(text) == people
+
+
+@pytest.mark.parametrize("text", [
+    "See Annexes A and B to the report.",
+    "The patients had hepatitis B and C in 2001.",
+    "The options A, B and C were considered.",
+    "Parts A and B of the report cover the facts.",
+    "a law firm G and N advised him",
+    "Points (a) and (b) of Article 5 § 1 (c) apply; see Section B and Annex A.",
+])
+def test_letters_labelling_things_are_not_people(text):
+    assert _person_letters(text) == []
+
+
+@pytest.mark.parametrize("word,person", [
+    ("co-accused", True), ("witnesses", True), ("applicants", True), ("individuals", True), ("counsel", True),
+    ("firm", False), ("annexes", False), ("options", False), ("charges", False), ("types", False),
+])
+def test_a_person_noun_is_one_whose_most_frequent_sense_is_a_person(word, person):
+    assert wordnet.is_person_noun(word) is person

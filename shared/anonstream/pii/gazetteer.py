@@ -24,6 +24,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import wordnet
 from .base import Detection, Recognizer
 from .patterns import MONTH_NAMES
 
@@ -523,6 +524,9 @@ _NOT_NAME_WORDS = frozenset((
 ))
 
 
+_LONE_CAPITAL = re.compile(rf"[{_UP}]\.?")
+
+
 class TitleRecognizer(Recognizer):
     """A title (Mr, Mrs, Judge, …) followed by a name: the span covers both, so the title stays with the
     name it belongs to (TAB guidelines: person spans include titles and honorifics)."""
@@ -535,10 +539,11 @@ class TitleRecognizer(Recognizer):
             title = m.group("title").rstrip(".").split()[0]
             name = m.group("name")
             toks = name.split()
-            # drop trailing words that are not names (e.g. "Mr Smith On" at a sentence edge)
-            while toks and toks[-1].strip(".,") in _NOT_NAME_WORDS:
+            # drop trailing words that are not names (e.g. "Mr Smith On" at a sentence edge); a lone capital after
+            # the title is the name ("Mr A.", "Mr A gave evidence"), not the article
+            while len(toks) > 1 and toks[-1].strip(".,") in _NOT_NAME_WORDS:
                 toks.pop()
-            if not toks or toks[0] in _NOT_NAME_WORDS:
+            if toks[0] in _NOT_NAME_WORDS and not _LONE_CAPITAL.fullmatch(toks[0]):
                 continue
             end = m.start("name") + len(" ".join(toks)) if " ".join(toks) == name[: len(" ".join(toks))] else m.end("name")
             if title not in STRONG_TITLES:
@@ -689,6 +694,23 @@ class InstitutionRecognizer(Recognizer):
 
 
 _LETTER_LIST = re.compile(r"(?<![\w.])(?:[A-Z](?:\s*,\s*|\s+and\s+)){1,}[A-Z](?![\w.])")
+# the word right before a list of letters, over brackets, colons, commas and "the" ("co-accused: A, B", "[the
+# applicant, N and A]")
+_WORD_BEFORE_LIST = re.compile(r"([A-Za-z][\w‑-]*)[\s:(\[,]*(?:the\s+)?$")
+
+
+def letters_label_a_thing(text: str, start: int) -> bool:
+    """The letters of a list starting at ``start`` label a thing the noun before them names ("Annexes A and B",
+    "hepatitis B and C", "options A, B and C", "a law firm G and N"): that noun is a WordNet noun whose most frequent
+    sense is not a person. After a person noun ("co-accused A, B and R", "applicants X and Y"), a function word
+    (spaCy's English stop words: "to A and B") or at a sentence start they name people."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    m = _WORD_BEFORE_LIST.search(text, max(0, start - 40), start)
+    if m is None:
+        return False
+    word = m.group(1).lower()
+    return word not in STOP_WORDS and wordnet.is_noun(word) and not wordnet.is_person_noun(word)
 _LETTER_AFTER_NOUN = re.compile(
     r"\b(?=[a-z])(?:counsel|lawyer|witness|representative|son|daughter|wife|husband|brother|sister|mother|father|"
     r"co-accused|co‑accused|accused|defendant|officer|doctor|neighbour|friend|applicant|person|woman|man|child|"
@@ -701,14 +723,17 @@ _NOT_INITIALS = ACRONYM_STOP - {"AM", "PM"}
 
 
 class LetterNameRecognizer(Recognizer):
-    """Single capital letters used as pseudonymous names: lists ("A, B, N, M and R"), "[M]", or right after a
-    person noun ("new counsel (B)", "his brother, AM": one or two capitals) — TAB counts them as PERSON."""
+    """Single capital letters used as pseudonymous names: lists ("A, B, N, M and R") unless they label the thing
+    the noun before them names (``letters_label_a_thing``), "[M]", or right after a person noun ("new counsel
+    (B)", "his brother, AM": one or two capitals) — TAB counts them as PERSON."""
 
     name = "letter_name"
 
     def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
         out = []
         for m in _LETTER_LIST.finditer(text):
+            if letters_label_a_thing(text, m.start()):
+                continue
             for lm in re.finditer(r"[A-Z]", m.group(0)):
                 s = m.start() + lm.start()
                 out.append(Detection(s, s + 1, "PERSON", 0.7, self.name, "letter_list", subtype="PERSON"))

@@ -113,6 +113,30 @@ def _synset(offset: int) -> list[str]:
 
 LEXFILE_PERSON = 18  # noun.person
 
+
+@functools.lru_cache(maxsize=4096)
+def is_noun(word: str) -> bool:
+    """``word`` (any case) or its regular singular is a WordNet noun."""
+    return _first_sense(word) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def is_person_noun(word: str) -> bool:
+    """The most frequent noun sense of ``word`` (its regular singular; of a hyphenated word its last part:
+    "co-accused") is a kind of person: in the lexicographer file noun.person, or person.n.01 itself ("individual")."""
+    data = _first_sense(word) or _first_sense(word.replace("‑", "-").rsplit("-", 1)[-1])
+    return data is not None and (int(data[1]) == LEXFILE_PERSON or "person" in data[4:4 + 2 * int(data[3], 16):2])
+
+
+def _first_sense(word: str) -> list[str] | None:
+    senses = _noun_senses()
+    w = word.strip().lower()
+    for lemma in (w, *(w[: len(w) - len(suf)] + rep for suf, rep in _INFLECTIONS if w.endswith(suf))):
+        offsets = senses.get(lemma)
+        if offsets:
+            return _synset(offsets[0])
+    return None
+
 @functools.lru_cache(maxsize=4096)
 def hypernym(noun: str, lexfile: int | None = None) -> str | None:
     """The first lemma of the hypernym of ``noun``'s most frequent sense ("teacher" → "educator", "manager"
