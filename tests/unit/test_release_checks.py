@@ -98,7 +98,8 @@ def test_countries_named():
 def test_common_threshold_count_or_share():
     assert common_threshold(20, 716) == 20
     assert common_threshold(0.05, 716) == 36
-    assert common_threshold(0.0001, 716) == 1
+    assert common_threshold(0.0001, 716) == 2
+    assert common_threshold(1, 716) == 2
 
 
 class _Reference:

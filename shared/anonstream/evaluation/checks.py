@@ -254,8 +254,8 @@ def place_verdict(old: str, new: str, context: Iterable[str] = ()) -> str | None
 # ---------------------------------------------------------------------------------------------
 def common_threshold(common_k: float, identities: int) -> int:
     """``common_k`` as a count of identities: a count as given (≥ 1), a share (below 1) of the reference's
-    identities, rounded up."""
-    return int(common_k) if common_k >= 1 else max(1, math.ceil(common_k * identities))
+    identities, rounded up; at least 2 (a value one identity mentions points at it)."""
+    return max(2, int(common_k) if common_k >= 1 else math.ceil(common_k * identities))
 
 
 # ---------------------------------------------------------------------------------------------
