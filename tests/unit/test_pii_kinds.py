@@ -28,6 +28,25 @@ from anonstream.pii.merge import split_at_line_breaks
     ("ORG", None, "Danish Confederation of Trade Unions", "", "union"),  # not a foundation's place
     ("ORG", None, "Christian Democratic Association", "", "association"),
     ("ORG", None, "PKK", "", "acronym"),  # an unknown kind: generalized, never into a full name's place
+    ("ORG", "ORG", "Q4", "", "period"),  # business text: what the tagger typed ORG is often no organisation
+    ("MISC", "PRODUCT", "Q2", "", "period"),
+    ("ORG", "ORG", "FY17", "", "period"),
+    ("ORG", "ORG", "EBITDA", "", "measure"),  # WordNet: income
+    ("ORG", "ORG", "FFO", "", "acronym"),  # WordNet does not know it, and no amount follows
+    ("MISC", "EVENT", "Defense Segment", "", "segment"),
+    ("ORG", "ORG", "Airbus A350", "", "product"),  # a model designation
+    ("MISC", "PRODUCT", "737", "", "product"),
+    ("MISC", "EVENT", "Ebola", "", "disease"),  # WordNet: viral infection
+    ("ORG", "ORG", "Leanne", "", "person"),  # a lone first name
+    ("ORG", "ORG", "Lincoln", "", "organization"),  # a first name, but a city too
+    ("DEM", "OCCUPATION", "Chief Financial Officer", "", "position"),  # WordNet: corporate executive
+    ("DEM", "OCCUPATION", "part owner", "", "position"),
+    ("DEM", "OCCUPATION", "investor", "", "position"),
+    ("DEM", "OCCUPATION", "prison officer", "", "occupation"),  # a trade: still swapped
+    ("DATETIME", "DATE", "the second quarter of 2016", "", "period"),
+    ("DATETIME", "DATE", "fiscal 2017", "", "period"),
+    ("DATETIME", "DATE", "31 August 2006", "", "date"),
+    ("LOC", "LOC", "the North Central States", "", "area"),  # no gazetteer places it: generalized, never swapped
     ("ORG", None, "DHKP-C", "", "acronym"),
     ("ORG", None, "Indictment Division", "", "organization"),
     ("ORG", None, "Canton of Geneva Court of Cassation", "", "court"),  # a later part of the name says court
@@ -63,6 +82,16 @@ from anonstream.pii.merge import split_at_line_breaks
 ])
 def test_kind_of(entity_type, subtype, surface, before, kind):
     assert kind_of(entity_type, subtype, surface, before) == kind
+
+
+@pytest.mark.parametrize("surface, after, kind", [
+    ("FFO", " of $0.41 per share", "measure"),  # an acronym an amount follows at once
+    ("CRS", ", and about $4", "acronym"),  # an amount later in the clause says nothing
+    ("EPD", " segment reported", "segment"),
+    ("Aerospace & Electronics", " segment's margin", "segment"),
+])
+def test_the_words_after_a_name_tell_a_measure_or_a_segment(surface, after, kind):
+    assert kind_of("ORG", "ORG", surface, "", after) == kind
 
 
 def test_a_detection_over_a_line_break_becomes_one_per_line():

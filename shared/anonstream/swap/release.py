@@ -29,7 +29,11 @@ release lists the institutions a place names, court, prosecutor, prison and poli
 District Court" is the place alone, and "the district court" drops exactly that and stays true, where a swap
 ("the Pruszków District Court") asserts another court that had nothing to do with the case; and it lists the
 offices people hold (``position``): "the Mayor of the Dominowo Commune" becomes "the mayor", where a swap had
-made him "the lawyer of the organisation". Empty (the paper's behaviour) when the release does not say.
+made him "the lawyer of the organisation", and the roles people hold in a business ("CFO" → "executive", never
+"investor" → "Chief Executive Officer"); a financial measure ("EBITDA" → "the measure": a swap would change what the
+figures mean), a fiscal period the tagger typed as a name ("Q4" → "the period") and a person's name the tagger typed
+as an organisation ("the person": a swap would move another document's name here). Empty (the paper's behaviour)
+when the release does not say.
 
 Category mapping (detector output → release category). The OntoNotes label (``EntitySpan.subtype``,
 kept by the pii stage's spaCy recognizer, see ``pii/ner.py``) decides when it is known; otherwise the
@@ -132,7 +136,7 @@ DEFAULT_RELEASE: dict[str, Any] = {
     "scope": "masked",
     "protect": "all",
     "unknown_kinds": "generalize",
-    "generalized_kinds": ["court", "prosecutor", "prison", "police", "position"],
+    "generalized_kinds": ["court", "prosecutor", "prison", "police", "position", "measure", "period", "person"],
     "categories": {
         "Organization": {"status": "S", "generalizer": {"name": "kind"}},
         "Person": {"status": "U"},
