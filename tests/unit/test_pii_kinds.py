@@ -87,6 +87,7 @@ def test_kind_of(entity_type, subtype, surface, before, kind):
 @pytest.mark.parametrize("surface, after, kind", [
     ("FFO", " of $0.41 per share", "measure"),  # an acronym an amount follows at once
     ("CRS", ", and about $4", "acronym"),  # an amount later in the clause says nothing
+    ("PKK", " on 13 February ", "acronym"),  # a date is no amount
     ("EPD", " segment reported", "segment"),
     ("Aerospace & Electronics", " segment's margin", "segment"),
 ])

@@ -163,6 +163,7 @@ def test_a_place_the_gazetteer_cannot_place_gets_a_neutral_noun_never_the_docume
     ("Lincoln", "city", None, "a city"),  # two Lincolns of a size: no country is confirmed
     ("Washington, Tyne and Wear", "city", "GB", "the United Kingdom"),  # the English town before the US state
     ("Northern Ireland", "area", "GB", "the area"),  # a name, not "the northern part of Ireland"
+    ("the Gulf of Mexico", "facility", "US", "the facility"),  # "of" says nothing of containment
     ("the Middle East", "area", "BR", "the area"),
 ])
 def test_a_place_generalizes_only_along_a_containment_geonames_confirms(value, kind, country, expected):

@@ -30,7 +30,7 @@ Business text (earnings calls) first, whatever the type the tagger gave: a fisca
 ("Q4", "FY17", "the second quarter of 2016") → ``period``; a name headed by "segment" or "business unit", or
 followed by one ("the Defense Segment", "EPD segment") → ``segment``; a name whose last token carries a digit
 ("A350", "MAX-8", "Boeing 787": a model designation) → ``product``; a term WordNet files under possession or
-measure ("EBITDA" → income), or an acronym followed at once by an amount ("FFO of $0.41") → ``measure``; a
+measure ("EBITDA" → income), or an acronym followed at once by money or a percentage ("FFO of $0.41") → ``measure``; a
 term WordNet files under illness ("influenza", "Ebola") → ``disease``; an ORG that is a lone first name
 ("Leanne") → ``person``. An occupation that WordNet places under the heads, owners and investors of a business
 ("CFO" → corporate executive, "part owner" → owner, "shareholder" → investor) is a ``position``: a role is
@@ -146,7 +146,8 @@ _SEGMENT_NAME = re.compile(rf"\b{_SEGMENT_HEAD}$", re.I)
 _SEGMENT_AFTER = re.compile(rf"^\s*{_SEGMENT_HEAD}\b", re.I)
 # "A350", "MAX-8", "Boeing 787", "737"; not a year ("Expo 2000": an event)
 _MODEL_NUMBER = re.compile(r"(?:^|\s)(?!(?:19|20)\d\d$)[A-Za-z-]*\d[\w-]*$")
-_AMOUNT_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}[$€£]?\d")  # "FFO of $0.41", "EBITDA was 12"
+# "FFO of $0.41", "EBITDA margin 12%"; not "PKK on 13 February", "PKK in 1995"
+_AMOUNT_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}(?:[$€£]\s?\d|\d[\d.,]*\s?(?:%|percent\b|per\s?cent\b))")
 # WordNet ancestors that say what sort of thing a common term is (pii/wordnet.py hypernym chain).
 _MEASURE_ANCESTORS = frozenset({"possession", "assets", "financial gain", "income", "outgo", "rate of return", "ratio",
                                 "numerical quantity"})

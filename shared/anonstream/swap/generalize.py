@@ -325,8 +325,8 @@ class PlaceGeneralizer(Generalizer):
 
 
 # "hassalo in portland", "western united states": a place named as part of a larger one. Compass words are a closed
-# class; "in" and "of" introduce the larger place.
-_PART_OF = re.compile(r"^(?:.+\s+(?:in|of|near|outside)|(?P<compass>north|south|east|west|central|northern|southern|"
+# class; "in" introduces the larger place ("of" does not: the Gulf of Mexico is no part of Mexico).
+_PART_OF = re.compile(r"^(?:.+\s+in|(?P<compass>north|south|east|west|central|northern|southern|"
                       r"eastern|western|north-?eastern|north-?western|south-?eastern|south-?western|upper|lower|"
                       r"greater|mid|midwestern))\s+(?:the\s+)?(?P<whole>.+)$")
 
@@ -417,6 +417,7 @@ _AT_LEAST = frozenset({"more than", "over", "at least", "in excess of", "above",
                        "greater than", "no less than", "not less than"})
 # Two numbers that read as one range: "4,000 to 8,000 tons", "$2 million-$3 million", "between 3% and 4%".
 _RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|and)\s*(?:[$€£¥₺₽₴]|[A-Z]{3}\s?)?$")
+_PERCENT_AFTER = re.compile(r"\s*(?:%|per\s?cent)", re.I)
 _CURRENCY_SIGN = re.compile(r"[$€£¥₺₽₴]|\b[A-Z]{3}\b|\b(?:euros?|dollars?|pounds?|cents?|liras?|kroner|zlotys?)\b", re.I)
 
 
@@ -428,7 +429,8 @@ def parse_amount(m: re.Match) -> float | None:
         if "," in digits and "." in digits:  # the later one is the decimal mark
             thousands = "," if digits.rindex(",") < digits.rindex(".") else "."
             digits = digits.replace(thousands, "").replace(",", ".")
-        elif digits.count(".") > 1 or not m.group("scale") and re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", digits):
+        elif digits.count(".") > 1 or not m.group("scale") and re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", digits) \
+                and not _PERCENT_AFTER.match(m.string, m.end()):  # 5.257% is a rate
             digits = digits.replace(".", "")  # 9.890.000 (European grouping)
         elif re.fullmatch(r"\d+,\d{1,2}", digits):
             digits = digits.replace(",", ".")  # 2,5 (decimal comma)
@@ -557,7 +559,7 @@ def _amounts(value: str) -> list[tuple[int, int, float, float]]:
         amount = parse_amount(m)
         if amount is None:
             continue
-        if found and _RANGE_JOIN.match(value[found[-1][1]:m.start()]):
+        if found and _RANGE_JOIN.match(value[found[-1][1]:m.start()]) and found[-1][2] <= amount:
             start, _, low, _, first = found.pop()
             if not first.group("scale") and m.group("scale") and low * _SCALES[m.group("scale").lower()] <= amount:
                 low *= _SCALES[m.group("scale").lower()]
