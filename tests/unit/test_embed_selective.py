@@ -120,3 +120,14 @@ def test_the_refit_reservoir_sees_only_chunks_with_a_vector():
     assert refitter.reservoir.seen() == 5
     refitter.observe(batch[5:])  # a batch with no vector at all
     assert refitter.reservoir.seen() == 5
+
+
+def test_the_swap_stage_releases_a_chunk_without_a_vector_as_a_valid_sanitized_chunk():
+    from anonstream import contracts
+
+    release = Release.default()
+    chunk = make_chunk("s", 0, "It was {DATETIME/DATE:May 2001}.", component=None)
+    assert not needs_vector(chunk, release, 0.0, 0.0) and chunk.cluster is None
+    out = SwapProcessor(release, InMemoryPoolStore(), InMemoryTupleCounts(), random.Random(0)).offer(chunk)
+    assert [r["reason"] for r in out.log] == ["no_values"]
+    contracts.validate("chunk-sanitized.v1.json", out.chunks[0].to_wire())
