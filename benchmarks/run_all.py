@@ -7,6 +7,7 @@ followed by every results file, in the scripts' name order.
 
     .venv/bin/python benchmarks/run_all.py                  # everything (what `make bench` runs)
     .venv/bin/python benchmarks/run_all.py --only embed     # one benchmark (repeatable)
+    .venv/bin/python benchmarks/run_all.py --only domains   # the release on TAB, biographies, earnings calls
     .venv/bin/python benchmarks/run_all.py --quick          # small sizes, smoke run
     .venv/bin/python benchmarks/run_all.py --assemble-only  # no run: BENCHMARKS.md from the results files
 
