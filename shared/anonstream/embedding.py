@@ -54,12 +54,17 @@ def load_onnx_encoder(name: str, precision: str, threads: int = 0):
 
 class Embedder:
     def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64, backend: str | None = None,
-                 threads: int = 0):
-        """``threads``: ONNX Runtime's intra-op threads (0: one per physical core; torch keeps its own)."""
-        if backend is None:
+                 threads: int | None = None):
+        """``threads``: ONNX Runtime's intra-op threads (0: one per physical core; torch keeps its own). ``backend``
+        and ``threads`` default to the settings' (``ANONSTREAM_EMBED_BACKEND``, ``ANONSTREAM_EMBED_THREADS``), so
+        every Embedder of one model in a process (the embed stage's, the audit's, the generalizers') shares one
+        loaded encoder (``load_onnx_encoder``/``load_encoder`` are cached by their arguments)."""
+        if backend is None or threads is None:
             from .config import Settings
 
-            backend = Settings().embed_backend
+            settings = Settings()
+            backend = settings.embed_backend if backend is None else backend
+            threads = settings.embed_threads if threads is None else threads
         if backend not in BACKENDS:
             raise ValueError(f"embedding backend {backend!r}: one of {BACKENDS}")
         self.model_name = model

@@ -131,3 +131,25 @@ def test_the_swap_stage_releases_a_chunk_without_a_vector_as_a_valid_sanitized_c
     out = SwapProcessor(release, InMemoryPoolStore(), InMemoryTupleCounts(), random.Random(0)).offer(chunk)
     assert [r["reason"] for r in out.log] == ["no_values"]
     contracts.validate("chunk-sanitized.v1.json", out.chunks[0].to_wire())
+
+
+def test_every_embedder_of_a_model_in_a_process_shares_one_loaded_encoder(monkeypatch):
+    """The embed stage's (threads from the settings), the audit's and a generalizer's (no threads given) Embedders
+    ask the cached loader for the same encoder, so the model is loaded once per process."""
+    import functools
+
+    from anonstream import embedding
+
+    loads = []
+
+    @functools.lru_cache(maxsize=None)
+    def fake_loader(name, precision, threads=0):
+        loads.append((name, precision, threads))
+        return type("Encoder", (), {"dim": 4})()
+
+    monkeypatch.setattr(embedding, "load_onnx_encoder", fake_loader)
+    monkeypatch.setenv("ANONSTREAM_EMBED_BACKEND", "onnx")
+    monkeypatch.setenv("ANONSTREAM_EMBED_THREADS", "1")
+    stage = embedding.Embedder("m", 16, threads=1)
+    generalizer = embedding.Embedder("m")
+    assert stage.encoder is generalizer.encoder and loads == [("m", "int8", 1)]
