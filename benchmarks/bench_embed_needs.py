@@ -42,10 +42,10 @@ def child(variant: str, limit: int) -> dict:
     embed = next(s for s in built if s.name == "embed").metrics()
     chunks = {f"{r['doc_id']}|{r['chunk_index']}": [r["action"], r["reason"], r["tuple_after"]]
               for r in report.swap_log}
-    utility = next(iter(report.audit.get("risk", {}).values()), {}).get("all_time", {}).get("utility", {})
+    utility = next(iter(report.audit.get("risk", {}).values()), {}).get("utility", {})
     return {"variant": variant, "seconds": report.seconds, "words": sum(len(d["text"].split()) for d in docs),
             "documents": report.documents_in, "embedded": embed["embedded"], "skipped": embed["skipped"],
-            "du": utility.get("du"), "chunks": chunks}
+            "du": utility.get("du"), "utility_unscored": report.audit.get("utility_unscored", 0), "chunks": chunks}
 
 
 def run_child(variant: str, limit: int) -> dict:
@@ -83,13 +83,15 @@ def main() -> int:
         rows.append([f"`{variant}`", f"{rs[0]['embedded']}/{total} ({100 * rs[0]['embedded'] / total:.0f} %)",
                      common.spread([r["seconds"] for r in rs], "{:.1f}"),
                      common.spread([r["words"] / r["seconds"] for r in rs], "{:.0f}"),
-                     common.spread([r["du"] for r in rs if r["du"] is not None], "{:.3f}")])
+                     common.spread([r["du"] for r in rs if r["du"] is not None], "{:.3f}")
+                     if any(r["du"] is not None for r in rs) else "–",
+                     f"{rs[0]['utility_unscored']}"])
     results.add(f"`anonstream.runtime.embedded.run` on the first {first['documents']} documents of "
                 f"`data/sample/tab-train-100.jsonl` ({first['words']} words), {args.pairs} runs per variant in fresh "
                 "child processes taking turns; `all`: ANONSTREAM_EMBED_OTHERS=1; `needs`: the defaults. Speed-up "
                 "(pairs of neighbouring runs): **" + common.spread(
                     [a["seconds"] / n["seconds"] for a, n in zip(runs["all"], runs["needs"])]) + "×**.")
-    results.add(common.table(["variant", "chunks embedded", "run s", "words/s", "DU"], rows))
+    results.add(common.table(["variant", "chunks embedded", "run s", "words/s", "DU", "DU unscored"], rows))
     keys = sorted(first["chunks"])
     no_values = [k for k in keys if first["chunks"][k][1] == "no_values"]
     others = [k for k in keys if k not in no_values]
