@@ -8,7 +8,7 @@ named by one company in a thousand calls, counts one. A QUASI named value (organ
 term, group) that at least ``threshold`` identities mention identifies nobody on its own and is released as written;
 the pii stage records the reason on its spans (``common(k=…)``).
 
-* ``value_key(text, kind)``: what is counted: the kind and the normalized form ("the  EBITDA" and "EBITDA" are one).
+* ``value_key(text)``: what is counted: the normalized form ("the  EBITDA" and "EBITDA" are one).
 * ``ValueCounts``: ``add(identity, keys)`` (idempotent: adding an identity twice changes nothing, so a redelivered
   record counts once) and ``counts(keys)``; ``identities()`` is the number of identities seen. In memory here
   (the embedded runner; exact sets of 8-byte identity digests); Redis HyperLogLogs in
@@ -49,9 +49,12 @@ def normalize_form(text: str) -> str:
     return _POSSESSIVE.sub("", form)
 
 
-def value_key(text: str, kind: str | None) -> str:
-    """The counted key of a value: its kind and its normalized form."""
-    return f"{kind or '-'}\t{normalize_form(text)}"
+def value_key(text: str) -> str:
+    """The counted key of a value: its normalized form. Not its kind: the kind the pii stage gives one string varies
+    between documents and between versions of the kind rules (in 1,028 earnings calls "EBITDA" was read as an acronym
+    in 171 companies' calls and as a product in 48), and what identifies is the string a reader sees, whatever its
+    kind: a string that many identities write singles none of them out."""
+    return normalize_form(text)
 
 
 def _identity_digest(identity: str) -> bytes:
@@ -144,7 +147,7 @@ def candidate_keys(spans: Iterable[EntitySpan]) -> dict[str, set[str]]:
     out: dict[str, set[str]] = defaultdict(set)
     for span in spans:
         if span.type in NAMED_TYPES and span.surrogate is None and span.identifier_type != "DIRECT":
-            out[span.entity_id].add(value_key(span.text, span.kind))
+            out[span.entity_id].add(value_key(span.text))
     return dict(out)
 
 
@@ -168,11 +171,9 @@ def release_common(spans: list[EntitySpan], identity: str, counts: ValueCounts, 
     NO_MASK with the reason (``EntitySpan.decision``). Returns the number of spans so released. Counting comes first,
     so the document's own identity is part of every count (a value only this identity names counts 1)."""
     candidates = candidate_keys(spans)
-    if not candidates:
-        return 0
-    keys = set().union(*candidates.values())
-    counts.add(identity, keys)
-    if not rule.enabled:
+    keys = set().union(*candidates.values()) if candidates else set()
+    counts.add(identity, keys)  # an identity without named values still counts among the identities seen
+    if not rule.enabled or not candidates:
         return 0
     threshold = rule.threshold(counts.identities())
     common = common_entities(candidates, counts.counts(keys), threshold)
@@ -195,19 +196,11 @@ def identity_of(metadata: Mapping[str, Any], doc_id: str, identity_field: str | 
 
 
 class FormCounts:
-    """Look-ups by form over saved counts (the release judges): identities that mention a text as a given kind, or
-    under any kind."""
+    """Look-ups over saved counts (the release judges): identities that mention a text."""
 
     def __init__(self, counts: InMemoryValueCounts):
         self.identities = counts.identities()
-        keys = counts.keys()
-        self._by_key = counts.counts(keys)
-        self._by_form: dict[str, int] = defaultdict(int)
-        for key, n in self._by_key.items():
-            form = key.split("\t", 1)[1]
-            self._by_form[form] = max(self._by_form[form], n)
+        self._by_key = counts.counts(counts.keys())
 
-    def count(self, text: str, kind: str | None = None) -> int:
-        if kind is not None:
-            return self._by_key.get(value_key(text, kind), 0)
-        return self._by_form.get(normalize_form(text), 0)
+    def count(self, text: str) -> int:
+        return self._by_key.get(value_key(text), 0)
