@@ -100,6 +100,9 @@ def main() -> None:
     parser.add_argument("--check-calls", type=int, help="of them, calls the checks read (default 40; quick 4)")
     parser.add_argument("--reference-calls", type=int,
                         help="calls of other quarters counted as the over-masking reference (default 600; quick 20)")
+    parser.add_argument("--reference-counts",
+                        help="a counts file (anonstream counts warm --identity-field ticker --out) to judge "
+                             "over-masking by, instead of counting --reference-calls calls here")
     parser.add_argument("--common-k", type=float, default=0.025,
                         help="over-masking: a changed value this share (below 1) or count of reference companies "
                              "mention (default %(default)s: about 20 of 716 companies, the issue's measure)")
@@ -170,11 +173,15 @@ def measure(args, work: Path, results) -> None:
     test_ids = {r["doc_id"] for r in test}
     with EARNINGS_ALL.open(encoding="utf-8") as handle:
         others = [r for r in map(json.loads, handle) if r.get("period") != TEST_PERIOD and r["doc_id"] not in test_ids]
-    reference_corpus = write_jsonl(work / "calls-reference.jsonl", rng.sample(others, min(n_reference, len(others))))
-    common.log(f"anonstream counts warm on {min(n_reference, len(others))} calls of other quarters")
-    counts_path = work / "reference-counts.json"
-    anonstream("counts", "warm", "--input", str(reference_corpus), "--identity-field", "ticker", "--out",
-               str(counts_path), "--quiet")
+    if args.reference_counts:
+        counts_path = Path(args.reference_counts)
+    else:
+        reference_corpus = write_jsonl(work / "calls-reference.jsonl",
+                                       rng.sample(others, min(n_reference, len(others))))
+        common.log(f"anonstream counts warm on {min(n_reference, len(others))} calls of other quarters")
+        counts_path = work / "reference-counts.json"
+        anonstream("counts", "warm", "--input", str(reference_corpus), "--identity-field", "ticker", "--out",
+                   str(counts_path), "--quiet")
     reference = load_reference(counts_path)
     sanitized = read_sanitized(sanitized_path)
     raw = {r["doc_id"]: r["text"] for r in test}
