@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import logging
 import sys
@@ -24,7 +25,7 @@ def _run(args: argparse.Namespace) -> int:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
     settings = Settings()
     if args.counts:
-        settings.value_counts = args.counts
+        settings = dataclasses.replace(settings, value_counts=args.counts)
     report = run(Path(args.input), Path(args.output), Path(args.report) if args.report else None,
                  settings=settings, progress=not args.quiet, swap_log_path=Path(args.swap_log) if args.swap_log else None)
     summary = report.as_dict()
