@@ -219,7 +219,7 @@ def test_initials_are_capital_letters_only(form, initials):
 def test_first_annotator_profile_loads_and_keeps_its_places_and_nationalities():
     import yaml
 
-    from anonstream.pii.policy import make_policy
+    from anonstream.pii.policies import make_policy
 
     profile = Path(__file__).resolve().parents[2] / "deploy" / "pii.tab-first-annotator.yaml"
     p = make_policy(yaml.safe_load(profile.read_text())["policy"])

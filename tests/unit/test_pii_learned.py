@@ -10,7 +10,7 @@ from anonstream.evaluation.tab import GoldMention, TabDocument
 from anonstream.pii.grouping import DocumentEntities
 from anonstream.pii.learned import (FEATURE_NAMES, DEFAULT_MODEL, LearnedPolicy, LogisticModel, best_threshold,
                                     entity_features, fit_logistic, training_examples)
-from anonstream.pii.policy import make_policy
+from anonstream.pii.policies import make_policy
 from anonstream.records import EntitySpan
 
 

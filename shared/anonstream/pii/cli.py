@@ -188,7 +188,8 @@ def cmd_train_policy(args: argparse.Namespace) -> int:
 
 def make_rule_policy(spec: Any):
     """The rule policy of ``spec`` (its options kept), whatever kind ``spec`` asks for."""
-    from .policy import RulePolicy, make_policy
+    from .policies import make_policy
+    from .policy import RulePolicy
 
     if isinstance(spec, dict) and spec.get("kind", "rules") == "rules":
         return make_policy(spec)

@@ -56,7 +56,8 @@ from .patterns import (
     MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, ResultRecognizer, UrlRecognizer, is_legal_date,
     is_provision_reference,
 )
-from .policy import IdentifierPolicy, country_of, make_policy, rank_max
+from .policies import make_policy
+from .policy import IdentifierPolicy, country_of, rank_max
 from .vetting import PersonVetter, VetContext
 
 __all__ = [

@@ -534,27 +534,3 @@ class VotingPolicy(IdentifierPolicy):
     def trace(self, entity, doc):
         return {"policy": self.name, "k": self.k, "votes": self.votes(entity, doc),
                 "identifier_type": self.classify(entity, doc)}
-
-
-def make_policy(spec: dict[str, Any] | str | None) -> IdentifierPolicy:
-    """Build a policy from config: ``"rules"``, ``"voting"`` or ``{"kind": ..., options...}``."""
-    if spec is None or spec == "rules":
-        return RulePolicy()
-    if spec == "voting":
-        return VotingPolicy()
-    spec = dict(spec)
-    kind = spec.pop("kind", "rules")
-    if kind == "voting":
-        return VotingPolicy(k=int(spec.get("k", 3)))
-    if kind == "learned":
-        from .learned import LearnedPolicy, LogisticModel
-
-        model = LogisticModel.load(spec.get("model"))
-        if "threshold" in spec:
-            model.threshold = float(spec["threshold"])
-        return LearnedPolicy(model)
-    if "allow" in spec:
-        spec["allow"] = frozenset(s.lower() for s in spec["allow"])
-    if "country_no_mask_types" in spec:
-        spec["country_no_mask_types"] = tuple(spec["country_no_mask_types"])
-    return RulePolicy(**spec)
