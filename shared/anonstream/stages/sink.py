@@ -19,6 +19,7 @@ import time
 from typing import Any, Sequence
 
 from .. import serde, topics
+from ..document_changes import document_changes
 from ..records import Chunk
 from ..stores.base import PendingChunks
 from .base import ChunkStage, Emit
@@ -32,7 +33,7 @@ def fingerprint(lineage: dict[str, str]) -> str:
 
 class SinkStage(ChunkStage):
     name = "sink"
-    version = "1"
+    version = "2"  # 2: documents carry changes
     inputs = (topics.CHUNKS_SANITIZED,)
 
     def __init__(self, pending: PendingChunks, max_wait_s: float = 900.0, clock=time.time, synthesis=None):
@@ -76,6 +77,7 @@ class SinkStage(ChunkStage):
             "chunk_count": len(chunks),
             "lineage": lineage,
             "entity_counts": counts,
+            "changes": document_changes(chunks),
         }
         if chunks[0].get("release") is not None:
             value["release"] = chunks[0]["release"]
