@@ -68,3 +68,20 @@ def test_end_of_input_dead_letters_every_incomplete_document():
     sink.process([(None, c0), (None, c1)])
     (dead,) = sink.drain()
     assert dead.value["error_class"] == "IncompleteDocument" and dead.value["error_message"].startswith("2 of 3")
+
+
+def test_the_document_carries_the_changes_of_its_chunks_at_document_offsets():
+    from anonstream import contracts
+    from anonstream.records import EntitySpan
+
+    c0, c1, c2 = _chunks()
+    c1.entities = [EntitySpan(4, 8, "PERSON", "DIRECT", "p1", "[P1]", surrogate="[P1]")]
+    c2.changes = [{"start": 3, "end": 8, "category": "Event", "operator": "generalize", "new": "ended"}]
+    sink = SinkStage(InMemoryPendingChunks())
+    (emit,), = [r for r in sink.process([(None, c0), (None, c1), (None, c2)]) if r]
+    value = emit.value
+    contracts.validate(topics.SANITIZED.schema, value)
+    assert [(c["start"], c["end"], c["operator"]) for c in value["changes"]] == [
+        (len(TEXT[0]) + 4, len(TEXT[0]) + 8, "pseudonym"), (len(TEXT[0]) + len(TEXT[1]) + 3,
+                                                             len(TEXT[0]) + len(TEXT[1]) + 8, "generalize")]
+    assert value["lineage"]["sink"] == SinkStage.version
