@@ -31,6 +31,10 @@ from anonstream.pii.merge import split_at_line_breaks
     ("ORG", "ORG", "Q4", "", "period"),  # business text: what the tagger typed ORG is often no organisation
     ("MISC", "PRODUCT", "Q2", "", "period"),
     ("ORG", "ORG", "FY17", "", "period"),
+    ("MISC", "PRODUCT", "Q3 and Q4", "", "period"),  # a list of periods: a period, not a model number ("A350")
+    ("ORG", "ORG", "FY15, FY16", "", "period"),
+    ("DATETIME", "DATE", "Q2 through Q4", "", "period"),
+    ("MISC", "PRODUCT", "Q7 and A8", "", "product"),  # no fiscal period: the digit says a model
     ("ORG", "ORG", "EBITDA", "", "measure"),  # WordNet: income
     ("ORG", "ORG", "FFO", "", "acronym"),  # WordNet does not know it, and no amount follows
     ("MISC", "EVENT", "Defense Segment", "", "segment"),
@@ -134,3 +138,13 @@ def test_places_and_organisations_get_their_country_countries_none():
 ])
 def test_a_nationality_word_is_a_language_only_as_a_noun_after_speaking(before, after, kind):
     assert kind_of("DEM", "NORP", "Turkish", before, after) == kind
+
+
+@pytest.mark.parametrize("surface, before, after, kind", [
+    ("Saudi", "the plant we are building in ", ", and the", "group"),  # no language WordNet knows: no language
+    ("Polish", "the hearing was held in ", ".", "language"),
+    ("Greek", "Nikos Anastasiou (", ": Νίκος", "language"),  # a language named before words written in it
+    ("Swedish", "the ", ": a report", "nationality"),  # not inside a gloss: no language
+])
+def test_a_language_is_a_name_wordnet_files_as_one(surface, before, after, kind):
+    assert kind_of("DEM", "NORP", surface, before, after) == kind

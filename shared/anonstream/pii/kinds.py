@@ -17,8 +17,8 @@ there. The kind is decided here, from what the detector already knows, and recor
 |          | ``village``; a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
 |          | OntoNotes LOC (rivers, mountains, areas no gazetteer places) → ``area``; otherwise ``place``      |
 | DEM      | OCCUPATION → ``position`` when it names an office (``POSITION_HEADS``: mayor, minister, leader …),|
-|          | else ``occupation``; LANGUAGE, or a nationality word used as a noun after "in"/"spoke" … →       |
-|          | ``language``; a religion → ``religion``; a country's demonym → ``nationality``; else ``group``   |
+|          | else ``occupation``; LANGUAGE, or a language WordNet knows used as a noun after "in"/"spoke" …  |
+|          | or before its gloss ("(Greek: …") → ``language``; a religion → ``religion``; a country's demonym → ``nationality``; else ``group``   |
 | QUANTITY | a currency → ``money``; "%"/"per cent" → ``percent``; an age ("aged 42", "42 years old") → ``age``; |
 |          | a unit of time → ``duration``; otherwise ``count``                                                 |
 | DATETIME | a fiscal period ("Q4", "the second quarter of 2016", "fiscal 2017") → ``period``, else ``date``   |
@@ -27,7 +27,7 @@ there. The kind is decided here, from what the detector already knows, and recor
 | PERSON, CODE | ``person``, ``code``                                                                          |
 
 Business text (earnings calls) first, whatever the type the tagger gave: a fiscal period in the forms reports use
-("Q4", "FY17", "the second quarter of 2016") → ``period``; a name headed by "segment" or "business unit", or
+("Q4", "FY17", "the second quarter of 2016"), or a list or range of them ("Q1 and Q2"), → ``period``; a name headed by "segment" or "business unit", or
 followed by one ("the Defense Segment", "EPD segment") → ``segment``; a name whose last token carries a digit
 ("A350", "MAX-8", "Boeing 787": a model designation) → ``product``; a term WordNet files under possession or
 measure ("EBITDA" → income), or an acronym followed at once by money or a percentage ("FFO of $0.41") → ``measure``; a
@@ -129,7 +129,7 @@ def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "
     if entity_type == "QUANTITY":
         return quantity_kind(surface, before, after)
     if entity_type == "DATETIME":
-        return "period" if _FISCAL_PERIOD.fullmatch(" ".join(surface.split())) else "date"
+        return "period" if is_fiscal_period(surface) else "date"
     if entity_type == "MISC":
         return lexical_kind(surface) or {"EVENT": "event", "PRODUCT": "product", "LAW": "law", "WORK_OF_ART": "work",
                                          "LANGUAGE": "language"}.get(sub, "misc")
@@ -141,6 +141,8 @@ _FISCAL_PERIOD = re.compile(r"(?:Q[1-4]|[1-4]Q|H[12]|FY|F[1-4]Q)\s*'?(?:\d{2}|\d
                             r"|(?:(?:the\s+)?(?:first|second|third|fourth|1st|2nd|3rd|4th|final|last|fiscal|"
                             r"current|next|prior|same)\s+)?(?:fiscal\s+)?(?:quarter|half|fiscal\s+year|fiscal\s+\d{4})"
                             r"(?:\s+(?:of\s+)?(?:fiscal\s+)?'?\d{2,4})?|(?:fiscal|FY)\s*'?\d{2,4}", re.I)
+# Words that join the items of a list or a range of periods ("Q1 and Q2", "Q3, Q4", "Q2 to Q4").
+_PERIOD_JOIN = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or|to|through)\s|&|/|-|–)\s*", re.I)
 _SEGMENT_HEAD = r"(?:segments?|business\s+units?)"
 _SEGMENT_NAME = re.compile(rf"\b{_SEGMENT_HEAD}$", re.I)
 _SEGMENT_AFTER = re.compile(rf"^\s*{_SEGMENT_HEAD}\b", re.I)
@@ -154,11 +156,21 @@ _MEASURE_ANCESTORS = frozenset({"possession", "assets", "financial gain", "incom
 _DISEASE_ANCESTORS = re.compile(r"\b(?:illness|disease|infection|disorder)$")
 
 
+def is_fiscal_period(surface: str) -> bool:
+    """A fiscal period in a report's forms, or a list or range of them ("Q4", "the second quarter of 2016",
+    "Q1 and Q2", "Q2 to Q4"): a period, whatever digit it carries."""
+    name = " ".join(surface.split())
+    if _FISCAL_PERIOD.fullmatch(name):
+        return True
+    parts = [p for p in _PERIOD_JOIN.split(name) if p]
+    return len(parts) > 1 and all(_FISCAL_PERIOD.fullmatch(p) for p in parts)
+
+
 def business_kind(surface: str, after: str = "") -> str | None:
     """The kind of a business-text value by its form (module docstring): ``period``, ``segment``, ``product``,
     ``measure`` or ``disease``; None when its form says none of these."""
     name = " ".join(surface.split())
-    if _FISCAL_PERIOD.fullmatch(name):
+    if is_fiscal_period(name):
         return "period"
     if _SEGMENT_NAME.search(name) or _SEGMENT_AFTER.match(after):
         return "segment"
@@ -297,6 +309,16 @@ representative editor-in-chief rector dean commander""".split())
 _LANGUAGE_BEFORE = re.compile(r"\b(?:in|speak|speaks|spoke|spoken|speaking|use of|into|from)\s+$", re.I)
 
 
+LEXFILE_COMMUNICATION = 10  # WordNet's noun.communication: languages are filed there
+
+
+def is_language_name(word: str) -> bool:
+    """Whether WordNet knows ``word`` as the name of a language ("Kurdish", "French"; not "Saudi": a person)."""
+    from .wordnet import hypernym
+
+    return hypernym(word, LEXFILE_COMMUNICATION) is not None
+
+
 def position_head(surface: str) -> str | None:
     """The office a position names ("Mayor of the Dominowo Commune" → "mayor", "Prime Minister" → "minister",
     "district leader" → "leader"), or None when the value names no office."""
@@ -334,7 +356,10 @@ def demographic_kind(surface: str, subtype: str = "", before: str = "", after: s
         return "position" if position_head(surface) or business_role(surface) else "occupation"
     words = [w.casefold() for w in _WORD.findall(surface)]
     adjective = bool(QUALIFIED_WORD_AFTER.match(after))  # "the German language", "Turkish prisons"
-    if not adjective and (subtype == "LANGUAGE" or len(words) == 1 and _LANGUAGE_BEFORE.search(before)):
+    gloss = before.endswith("(") and after.startswith(": ")  # "Clerides (Greek: Γλαύκος Κληρίδης)"
+    said_in = len(words) == 1 and (_LANGUAGE_BEFORE.search(before) or gloss) \
+        and is_language_name(words[0])  # "spoke in Kurdish"; not "a project in Saudi"
+    if not adjective and (subtype == "LANGUAGE" or said_in):
         return "language"
     if any(w in RELIGIONS for w in words):
         return "religion"
