@@ -4,6 +4,7 @@
 | --- | --- | --- |
 | ANONSTREAM_BOOTSTRAP | 127.0.0.1:19092 | Kafka bootstrap servers |
 | ANONSTREAM_REDIS_URL | redis://127.0.0.1:16379/0 | Redis (model registry, pseudonyms, pools, reassembly) |
+| ANONSTREAM_REDIS_CLUSTER | 0 | 1: Redis Cluster (redis-py's RedisCluster); ANONSTREAM_REDIS_URL names any one node, the others are discovered |
 | ANONSTREAM_TOPIC_PREFIX | anonstream | prefix of every topic name |
 | ANONSTREAM_TENANT | default | namespace of pseudonyms and state keys in Redis |
 | ANONSTREAM_PARTITIONS | 4 | partitions of the topics `anonstream topics create` makes |
@@ -88,6 +89,7 @@ def _env(name: str, default: str) -> str:
 class Settings:
     bootstrap: str = field(default_factory=lambda: _env("BOOTSTRAP", "127.0.0.1:19092"))
     redis_url: str = field(default_factory=lambda: _env("REDIS_URL", "redis://127.0.0.1:16379/0"))
+    redis_cluster: bool = field(default_factory=lambda: _env("REDIS_CLUSTER", "0") == "1")
     topic_prefix: str = field(default_factory=lambda: _env("TOPIC_PREFIX", "anonstream"))
     tenant: str = field(default_factory=lambda: _env("TENANT", "default"))
     partitions: int = field(default_factory=lambda: int(_env("PARTITIONS", "4")))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import orjson
 import pytest
-import redis
 
 from anonstream import topics
 from anonstream.stages.base import InputMessage, StageDriver
@@ -51,21 +50,21 @@ def _stage(tables) -> AuditStage:
     return AuditStage(InMemoryCounters(), tables, clock=lambda: 1.0, release_version=VERSION, swapped=("ORG",))
 
 
-def test_redis_tables_match_memory_and_count_redeliveries_once(redis_url, tenant):
+def test_redis_tables_match_memory_and_count_redeliveries_once(redis_target, tenant):
     memory = _stage(InMemoryRiskTables())
     feed(memory, RECORDS)
     expected = memory.report()["risk"]
 
-    client = redis.Redis.from_url(redis_url)
+    client = redis_target.connect()
     worker = _stage(RedisRiskTables(client, tenant))
     feed(worker, RECORDS[:6])
-    other = _stage(RedisRiskTables(redis.Redis.from_url(redis_url), tenant))   # a second worker, overlapping input
+    other = _stage(RedisRiskTables(redis_target.connect(), tenant))   # a second worker, overlapping input
     feed(other, RECORDS[3:])
     assert worker.report()["risk"] == expected
-    restarted = _stage(RedisRiskTables(redis.Redis.from_url(redis_url), tenant))
+    restarted = _stage(RedisRiskTables(redis_target.connect(), tenant))
     feed(restarted, RECORDS)                                                  # redelivered after a restart
     assert restarted.report()["risk"] == expected and expected[VERSION]["all_time"]["n"] == 9
-    assert client.ttl(f"anonstream:{tenant}:audit:risk:{VERSION}:seen:A#0") > 0
+    assert client.ttl(f"anonstream:{{{tenant}|audit}}:risk:{VERSION}:seen:A#0") > 0
     client.close()
 
 
@@ -81,39 +80,39 @@ def _windowed(tables) -> AuditStage:
     return AuditStage(InMemoryCounters(), tables, clock=lambda: 1.0, release_version=VERSION, swapped=("ORG",))
 
 
-def test_redis_window_matches_memory_survives_a_restart_and_prunes_old_buckets(redis_url, tenant):
+def test_redis_window_matches_memory_survives_a_restart_and_prunes_old_buckets(redis_target, tenant):
     records = _timed(RECORDS, TIMES)
     memory = _windowed(InMemoryRiskTables(window_s=30, bucket_s=10))
     feed(memory, records)
     expected = memory.report()["risk"]
     assert expected[VERSION]["window"]["n"] == 4 and expected[VERSION]["all_time"]["n"] == 9
 
-    client = redis.Redis.from_url(redis_url)
+    client = redis_target.connect()
     worker = _windowed(RedisRiskTables(client, tenant, window_s=30, bucket_s=10))
     feed(worker, records[:5])
     feed(worker, records[5:] + records[:3])                                # redeliveries across the window move
     assert worker.report()["risk"] == expected
-    restarted = _windowed(RedisRiskTables(redis.Redis.from_url(redis_url), tenant, window_s=30, bucket_s=10))
+    restarted = _windowed(RedisRiskTables(redis_target.connect(), tenant, window_s=30, bucket_s=10))
     assert restarted.report()["risk"] == expected                          # a new store object, same keys
     feed(restarted, records)
     assert restarted.report()["risk"] == expected
-    buckets = sorted(int(b) for b in client.zrange(f"anonstream:{tenant}:audit:risk:{VERSION}:w:buckets", 0, -1))
+    buckets = sorted(int(b) for b in client.zrange(f"anonstream:{{{tenant}|audit}}:risk:{VERSION}:w:buckets", 0, -1))
     assert buckets == [7, 8, 9]
-    assert not list(client.scan_iter(f"anonstream:{tenant}:audit:risk:{VERSION}:w:0:*"))
+    assert not list(client.scan_iter(f"anonstream:{{{tenant}|audit}}:risk:{VERSION}:w:0:*"))
     client.close()
 
 
-def test_redis_utility_sums_match_memory_and_count_once(redis_url, tenant):
+def test_redis_utility_sums_match_memory_and_count_once(redis_target, tenant):
     from anonstream.stores.risk import UtilityObservation
 
     obs = [UtilityObservation("A|0", 1, 12.5, 10.25), UtilityObservation("B|0", 1, 7.0, 6.5),
            UtilityObservation("C|0", 2, 3.0, 3.5)]
     memory = InMemoryRiskTables()
     memory.observe_utility(VERSION, obs)
-    tables = RedisRiskTables(redis.Redis.from_url(redis_url), tenant)
+    tables = RedisRiskTables(redis_target.connect(), tenant)
     assert tables.observe_utility(VERSION, obs[:2]) == 2
     assert tables.observe_utility(VERSION, obs) == 1                       # A, B redelivered
-    restarted = RedisRiskTables(redis.Redis.from_url(redis_url), tenant)
+    restarted = RedisRiskTables(redis_target.connect(), tenant)
     assert restarted.utility(VERSION) == memory.utility(VERSION)
     assert restarted.versions() == [VERSION]
     du = _windowed(restarted).report()["risk"][VERSION]["utility"]

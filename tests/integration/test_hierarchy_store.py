@@ -7,7 +7,6 @@ import pytest
 from anonstream.hierarchy.generalizer import HierarchyGeneralizer
 from anonstream.hierarchy.model import Hierarchy
 from anonstream.stores.redis_hierarchy import RedisHierarchyRegistry
-from anonstream.stores.redis_state import connect
 
 pytestmark = pytest.mark.integration
 
@@ -20,10 +19,11 @@ def _hierarchy(label: str) -> Hierarchy:
     return Hierarchy("education", paths, centroids, {"method": "ward", "embedding_model": "test"})
 
 
-def test_store_load_and_version_bump(redis_url, redis_tenant, monkeypatch):
-    registry = RedisHierarchyRegistry(connect(redis_url), redis_tenant, keep=2)
+def test_store_load_and_version_bump(redis_target, redis_tenant, monkeypatch):
+    registry = RedisHierarchyRegistry(redis_target.connect(), redis_tenant, keep=2)
     assert registry.current_version("education") is None and registry.load("education") is None
-    monkeypatch.setenv("ANONSTREAM_REDIS_URL", redis_url)
+    for name, value in redis_target.environment().items():   # the generalizer connects from the settings
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("ANONSTREAM_TENANT", redis_tenant)
     early = HierarchyGeneralizer(source="redis", category="education")
     assert early.generalize("Doctorate", "Education") == "[Education]"  # nothing published yet: the label

@@ -1,4 +1,4 @@
-"""RedisPseudonymStore against a real Redis: consistency across instances (restarts), HMAC-only keys,
+"""RedisPseudonymStore against a real Redis and a Redis Cluster: consistency across instances (restarts), HMAC-only keys,
 atomic allocation under concurrency, tenant/namespace isolation, TTL, key rotation."""
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import threading
 import uuid
 
 import pytest
-import redis
 
 from anonstream.pii.keys import ENV_KEY, KeyRing, MissingKeyError
 from anonstream.stores.redis_pseudonyms import RedisPseudonymStore
@@ -15,8 +14,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def client(redis_url):
-    return redis.Redis.from_url(redis_url)
+def client(redis_target):
+    return redis_target.connect()
 
 
 @pytest.fixture

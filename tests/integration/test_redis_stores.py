@@ -1,4 +1,5 @@
-"""The Redis stores against a real Redis: versioned registry, hot swap, reservoir, reassembly state."""
+"""The Redis stores against a real Redis and a Redis Cluster (``redis_target``): versioned registry, hot swap,
+reservoir, reassembly state."""
 import uuid
 
 import numpy as np
@@ -15,8 +16,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def client(redis_url):
-    return redis_state.connect(redis_url)
+def client(redis_target):
+    return redis_target.connect()
 
 
 @pytest.fixture
@@ -79,11 +80,11 @@ def test_cluster_keeps_its_cached_model_when_redis_is_unreachable(client, tenant
         fresh.process(_chunks(X[:3]))  # no cached model: nothing to fall back on
 
 
-def test_reservoir_is_bounded_and_survives_a_new_client(client, tenant, redis_url):
+def test_reservoir_is_bounded_and_survives_a_new_client(client, tenant, redis_target):
     reservoir = redis_state.RedisReservoir(client, tenant, capacity=50, seed=0)
     reservoir.add(_unit_rows(30, 4, 3))
     reservoir.add(_unit_rows(70, 4, 4))
-    again = redis_state.RedisReservoir(redis_state.connect(redis_url), tenant, capacity=50)
+    again = redis_state.RedisReservoir(redis_target.connect(), tenant, capacity=50)
     assert again.seen() == 100
     sample = again.sample()
     assert sample.shape == (50, 4) and sample.dtype == np.float32

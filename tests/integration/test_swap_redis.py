@@ -7,7 +7,6 @@ import random
 import threading
 
 import pytest
-import redis
 
 from anonstream.stores.redis_swap import RedisSwapPoolStore, RedisTupleCounts
 from anonstream.swap import Release, SwapProcessor
@@ -29,8 +28,8 @@ def tenant(redis_tenant):
 class Service:
     """One swap worker process: its own Redis connection, stores and processor."""
 
-    def __init__(self, redis_url: str, tenant: str, seed: int = 0, now: float = 1000.0):
-        self.client = redis.Redis.from_url(redis_url)
+    def __init__(self, redis_target, tenant: str, seed: int = 0, now: float = 1000.0):
+        self.client = redis_target.connect()
         self.now = now
         self.processor = SwapProcessor(Release.default(), RedisSwapPoolStore(self.client, tenant),
                                        RedisTupleCounts(self.client, tenant), random.Random(seed),
@@ -40,13 +39,13 @@ class Service:
         self.client.close()
 
 
-def test_pool_state_survives_a_restart_of_the_swap_service(redis_url, tenant):
-    first = Service(redis_url, tenant)
+def test_pool_state_survives_a_restart_of_the_swap_service(redis_target, tenant):
+    first = Service(redis_target, tenant)
     assert len(first.processor.offer(make_chunk("d1", 0, A))) == 0
     assert len(first.processor.offer(make_chunk("d3", 0, C, component=4))) == 0
     first.stop()  # the service goes away; its pending chunks stay in Redis
 
-    second = Service(redis_url, tenant, seed=1, now=1010.0)
+    second = Service(redis_target, tenant, seed=1, now=1010.0)
     assert second.processor.pools.pools() == ["v1:c0", "v1:c4"]
     out = second.processor.offer(make_chunk("d2", 0, B))  # pairs with the chunk pooled before the restart
     assert [r["doc_id"] for r in out.log] == ["d2", "d1"] and {r["action"] for r in out.log} == {"swapped"}
@@ -61,13 +60,13 @@ def test_pool_state_survives_a_restart_of_the_swap_service(redis_url, tenant):
     second.stop()
 
 
-def test_a_crash_between_claim_and_produce_loses_nothing(redis_url, tenant):
-    worker = Service(redis_url, tenant)
+def test_a_crash_between_claim_and_produce_loses_nothing(redis_target, tenant):
+    worker = Service(redis_target, tenant)
     worker.processor.offer(make_chunk("d1", 0, A))
     out = worker.processor.offer(make_chunk("d2", 0, B))  # claim done, output stashed ...
     worker.stop()  # ... and the process dies before the records reach the broker
 
-    restarted = Service(redis_url, tenant, seed=2)
+    restarted = Service(redis_target, tenant, seed=2)
     recovered = restarted.processor.recover()
     assert [c.to_wire() for c in recovered.chunks] == [c.to_wire() for c in out.chunks]
     assert recovered.log == out.log and recovered.tokens == out.tokens
@@ -77,10 +76,10 @@ def test_a_crash_between_claim_and_produce_loses_nothing(redis_url, tenant):
     restarted.stop()
 
 
-def test_two_workers_never_take_the_same_partner(redis_url, tenant):
-    first = Service(redis_url, tenant)
+def test_two_workers_never_take_the_same_partner(redis_target, tenant):
+    first = Service(redis_target, tenant)
     first.processor.offer(make_chunk("d1", 0, A))
-    workers = [Service(redis_url, tenant, seed=10 + i) for i in range(4)]
+    workers = [Service(redis_target, tenant, seed=10 + i) for i in range(4)]
     barrier = threading.Barrier(len(workers))
     results = {}
 
@@ -104,8 +103,8 @@ def test_two_workers_never_take_the_same_partner(redis_url, tenant):
         w.stop()
 
 
-def test_claims_are_atomic_under_contention(redis_url, tenant):
-    client = redis.Redis.from_url(redis_url)
+def test_claims_are_atomic_under_contention(redis_target, tenant):
+    client = redis_target.connect()
     store = RedisSwapPoolStore(client, tenant)
     entry = PoolEntry("x|0|", "x", True, "rare", "j", "u", ["Organization"], 1.0, 1)
     assert store.add("p", entry, {"doc_id": "x"}, ttl_s=60)
@@ -114,7 +113,7 @@ def test_claims_are_atomic_under_contention(redis_url, tenant):
     wins = []
 
     def claim(i):
-        wins.append(RedisSwapPoolStore(redis.Redis.from_url(redis_url), tenant).claim(
+        wins.append(RedisSwapPoolStore(redis_target.connect(), tenant).claim(
             "p", ["x|0|"], [f"y{i}"], f"t{i}", {"n": i}, 60))
 
     threads = [threading.Thread(target=claim, args=(i,)) for i in range(8)]
@@ -128,18 +127,18 @@ def test_claims_are_atomic_under_contention(redis_url, tenant):
     client.close()
 
 
-def test_tuple_counts_are_idempotent_and_shared(redis_url, tenant):
-    one = RedisTupleCounts(redis.Redis.from_url(redis_url), tenant)
-    two = RedisTupleCounts(redis.Redis.from_url(redis_url), tenant)
+def test_tuple_counts_are_idempotent_and_shared(redis_target, tenant):
+    one = RedisTupleCounts(redis_target.connect(), tenant)
+    two = RedisTupleCounts(redis_target.connect(), tenant)
     assert one.observe("s", "c1", "t", 60) == 1
     assert two.observe("s", "c1", "t", 60) == 1  # same chunk again (redelivery, other worker)
     assert two.observe("s", "c2", "t", 60) == 2
     assert one.count("s", "t") == 2 and one.count("other", "t") == 0
 
 
-def test_tuple_counts_slide_with_their_window(redis_url, tenant):
+def test_tuple_counts_slide_with_their_window(redis_target, tenant):
     now = [1_000_000.0]
-    counts = RedisTupleCounts(redis.Redis.from_url(redis_url), tenant, window_s=7 * 3600, buckets=7,
+    counts = RedisTupleCounts(redis_target.connect(), tenant, window_s=7 * 3600, buckets=7,
                               clock=lambda: now[0])
     assert counts.observe("s", "c1", "t", 60) == 1
     now[0] += 3 * 3600
@@ -149,16 +148,16 @@ def test_tuple_counts_slide_with_their_window(redis_url, tenant):
     assert counts.observe("s", "c3", "t", 60) == 2
     now[0] += 8 * 3600
     assert counts.count("s", "t") == 0
-    ttls = [counts.r.ttl(k) for k in counts.r.scan_iter(counts.key("counts", "s", "*"))]
+    ttls = [counts.r.ttl(k) for k in counts.r.scan_iter(f"anonstream:{tenant}:swap:counts:{{{tenant}|swap|s}}:*")]
     assert ttls and all(0 < t <= 8 * 3600 for t in ttls)  # every bucket expires on its own
 
 
-def test_replacement_memory_is_shared_by_workers_and_the_first_release_decides(redis_url, tenant):
+def test_replacement_memory_is_shared_by_workers_and_the_first_release_decides(redis_target, tenant):
     """Two swap workers on one Redis: an entity changed by one worker keeps that value in the chunks of its
     document the other worker releases (coreference across workers and restarts)."""
     from anonstream.stores.redis_swap import RedisReplacementMemory
 
-    client = redis.Redis.from_url(redis_url)
+    client = redis_target.connect()
     first, second = RedisReplacementMemory(client, tenant), RedisReplacementMemory(client, tenant)
     assert first.remember("d1", {"d1:Ankara": "swap|Izmir"}, 60) == {"d1:Ankara": "swap|Izmir"}
     assert second.remember("d1", {"d1:Ankara": "swap|Bursa", "d1:Kars": "generalize|Turkey"}, 60) == {

@@ -23,8 +23,8 @@ class _Chunk:
         self.doc_id, self.chunk_index, self.chunk_count, self.text, self.metadata = doc_id, 0, 1, text, metadata
 
 
-def test_versions_live_in_their_own_area_and_reach_another_process(redis_url, redis_tenant):
-    client = redis_state.connect(redis_url)
+def test_versions_live_in_their_own_area_and_reach_another_process(redis_target, redis_tenant):
+    client = redis_target.connect()
     mixture = redis_state.RedisModelRegistry(client, redis_tenant)
     registry = redis_state.RedisModelRegistry(client, redis_tenant, area="synthesis")
     texts, values = corpus(60)
@@ -32,7 +32,7 @@ def test_versions_live_in_their_own_area_and_reach_another_process(redis_url, re
     refitter.observe([_Chunk(f"d{i}", t, {"state": s}) for i, (t, s) in enumerate(zip(texts, values["state"]))])
     assert refitter.maybe_refit() == 1
     assert mixture.current_version() is None                      # the mixture's pointer is untouched
-    sink_side = MetadataSynthesis(redis_state.RedisModelRegistry(redis_state.connect(redis_url), redis_tenant,
+    sink_side = MetadataSynthesis(redis_state.RedisModelRegistry(redis_target.connect(), redis_tenant,
                                                                  area="synthesis"), ["state"])
     first = sink_side.apply("d0", texts[0], {"state": values["state"][0]})
     assert first["synthesis"]["model_version"] == 1

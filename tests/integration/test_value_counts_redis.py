@@ -1,5 +1,5 @@
 """Identities per value in Redis HyperLogLogs (stores/redis_values.py) against a real Redis: the same decisions as
-the in-memory counts, idempotent adds, keys that never hold a value in clear, expiry on every key."""
+the in-memory counts (on a single Redis and on a Redis Cluster), idempotent adds, keys that never hold a value in clear, expiry on every key."""
 import uuid
 
 import pytest
@@ -14,8 +14,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def client(redis_url):
-    return redis_state.connect(redis_url)
+def client(redis_target):
+    return redis_target.connect()
 
 
 @pytest.fixture

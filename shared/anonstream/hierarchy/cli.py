@@ -13,10 +13,10 @@ from .model import Hierarchy
 def _registry():
     from ..config import Settings
     from ..stores.redis_hierarchy import RedisHierarchyRegistry
-    from ..stores.redis_state import connect
+    from ..stores.redis_state import connect_settings
 
     settings = Settings()
-    return RedisHierarchyRegistry(connect(settings.redis_url), settings.tenant)
+    return RedisHierarchyRegistry(connect_settings(settings), settings.tenant)
 
 
 def _write(hierarchy: Hierarchy, out: str) -> None:

@@ -78,8 +78,8 @@ class HierarchyGeneralizer(Generalizer):
 def _current_from_redis(category: str) -> Hierarchy | None:
     from ..config import Settings
     from ..stores.redis_hierarchy import RedisHierarchyRegistry
-    from ..stores.redis_state import connect
+    from ..stores.redis_state import connect_settings
 
     settings = Settings()
-    stored = RedisHierarchyRegistry(connect(settings.redis_url), settings.tenant).load(category)
+    stored = RedisHierarchyRegistry(connect_settings(settings), settings.tenant).load(category)
     return None if stored is None else stored.hierarchy

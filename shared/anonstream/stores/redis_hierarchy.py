@@ -1,6 +1,7 @@
-"""Hierarchies in Redis, versioned like the mixture model (redis_state.RedisModelRegistry): per category a
-hash ``hierarchy:{category}:{v}`` (field ``json``: the serialized hierarchy), ``hierarchy:{category}:current``
-pointing to the live one, ``hierarchy:{category}:seq`` the counter, and the set ``hierarchy:categories``.
+"""Hierarchies in Redis, versioned like the mixture model (redis_state.RedisModelRegistry), under
+``anonstream:{tenant|hierarchy}:`` (one Redis Cluster slot: a publish is one transaction): per category a
+hash ``{category}:{v}`` (field ``json``: the serialized hierarchy), ``{category}:current``
+pointing to the live one, ``{category}:seq`` the counter, and the set ``categories``.
 The new hash, the pointer move and the pruning run in one MULTI/EXEC transaction."""
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .redis_state import _RedisStore, _unavailable_on_connection_error
 
 class RedisHierarchyRegistry(_RedisStore, HierarchyRegistry):
     def __init__(self, client: redis.Redis, tenant: str, keep: int = 5):
-        super().__init__(client, tenant, "hierarchy")
+        super().__init__(client, tenant, "hierarchy", one_slot=True)
         self.keep = keep
 
     @_unavailable_on_connection_error

@@ -1,6 +1,7 @@
 """Redis implementation of the audit stage's risk tables (``stores/risk.py``).
 
-Keys (all under ``anonstream:{tenant}:audit:risk:``): ``versions`` (set of release versions);
+Keys (all under ``anonstream:{tenant|audit}:risk:``, one hash tag: the script below touches a version's tables
+and the set of versions, so on a Redis Cluster they share one slot): ``versions`` (set of release versions);
 ``{version}:before`` / ``:after`` / ``:swapped`` / ``:after_docs`` (hashes, digest -> count, HINCRBY; all time);
 ``{version}:watermark`` (latest event time seen), ``{version}:w:buckets`` (sorted set of the window's bucket
 numbers) and ``{version}:w:{bucket}:before`` / ``:after`` / ``:swapped`` / ``:after_docs`` (the window's
@@ -9,7 +10,7 @@ was counted; SET NX as in ``redis_swap.RedisTupleCounts``); ``{version}:du`` (ha
 / ``:before`` / ``:after``, HINCRBY / HINCRBYFLOAT) and ``{version}:du:seen:{chunk key}``. A marker lives
 ``seen_ttl_s``.
 
-One Lua script per observation decides "new?", bumps all time, moves the watermark and bumps the record's
+One Lua script decides per observation "new?", bumps all time, moves the watermark and bumps the record's
 bucket if it is live, atomically: two audit workers never count a chunk twice nor write into a bucket the
 other has pruned (the watermark only grows, so a bucket once out of the window stays out).
 """
@@ -22,40 +23,57 @@ from .risk import RiskObservation, RiskTable, RiskTables, UtilityObservation, Ut
 
 _NAMES = ("before", "after", "swapped", "after_docs")
 
-# KEYS: seen, before, after, swapped, after_docs, versions, watermark, buckets index,
-#       window before, after, swapped, after_docs
-# ARGV: ttl, before, after, pair, swapped, version, at, bucket, bucket_s, span
+# One call observes a batch (one script per batch: redis-py's cluster pipeline refuses EVALSHA, and the keys share a
+# slot anyway). KEYS: before, after, swapped, after_docs, versions, watermark, buckets index, then per observation
+# seen, window before, after, swapped, after_docs. ARGV: ttl, version, bucket_s, span, then per observation
+# before, after, pair, swapped, at, bucket. Returns how many observations were new.
 _OBSERVE = """
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 0 end
-redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
-redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
-redis.call('HINCRBY', KEYS[5], ARGV[4], 1)
-if ARGV[5] == '1' then redis.call('HINCRBY', KEYS[4], ARGV[2], 1) end
-redis.call('SADD', KEYS[6], ARGV[6])
-local at = tonumber(ARGV[7])
-local stored = redis.call('GET', KEYS[7])
-local watermark = at
-if stored and tonumber(stored) > at then watermark = tonumber(stored) else redis.call('SET', KEYS[7], ARGV[7]) end
-local bucket = tonumber(ARGV[8])
-if bucket >= math.floor(watermark / tonumber(ARGV[9])) - tonumber(ARGV[10]) + 1 then
-  redis.call('HINCRBY', KEYS[9], ARGV[2], 1)
-  redis.call('HINCRBY', KEYS[10], ARGV[3], 1)
-  redis.call('HINCRBY', KEYS[12], ARGV[4], 1)
-  if ARGV[5] == '1' then redis.call('HINCRBY', KEYS[11], ARGV[2], 1) end
-  redis.call('ZADD', KEYS[8], bucket, ARGV[8])
+local new = 0
+for i = 0, (#KEYS - 7) / 5 - 1 do
+  local k, a = 7 + 5 * i, 4 + 6 * i
+  if redis.call('SET', KEYS[k + 1], '1', 'NX', 'EX', ARGV[1]) then
+    new = new + 1
+    redis.call('HINCRBY', KEYS[1], ARGV[a + 1], 1)
+    redis.call('HINCRBY', KEYS[2], ARGV[a + 2], 1)
+    redis.call('HINCRBY', KEYS[4], ARGV[a + 3], 1)
+    if ARGV[a + 4] == '1' then redis.call('HINCRBY', KEYS[3], ARGV[a + 1], 1) end
+    redis.call('SADD', KEYS[5], ARGV[2])
+    local at = tonumber(ARGV[a + 5])
+    local stored = redis.call('GET', KEYS[6])
+    local watermark = at
+    if stored and tonumber(stored) > at then watermark = tonumber(stored) else redis.call('SET', KEYS[6], ARGV[a + 5]) end
+    local bucket = tonumber(ARGV[a + 6])
+    if bucket >= math.floor(watermark / tonumber(ARGV[3])) - tonumber(ARGV[4]) + 1 then
+      redis.call('HINCRBY', KEYS[k + 2], ARGV[a + 1], 1)
+      redis.call('HINCRBY', KEYS[k + 3], ARGV[a + 2], 1)
+      redis.call('HINCRBY', KEYS[k + 5], ARGV[a + 3], 1)
+      if ARGV[a + 4] == '1' then redis.call('HINCRBY', KEYS[k + 4], ARGV[a + 1], 1) end
+      redis.call('ZADD', KEYS[7], bucket, ARGV[a + 6])
+    end
+  end
 end
-return 1
+return new
 """
 
-# KEYS: seen, du, versions; ARGV: ttl, mixture version, before, after, version
+# KEYS: du, versions, then per observation seen; ARGV: ttl, version, then per observation mixture version, before,
+# after. Returns how many observations were new.
 _OBSERVE_UTILITY = """
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 0 end
-redis.call('HINCRBY', KEYS[2], ARGV[2] .. ':chunks', 1)
-redis.call('HINCRBYFLOAT', KEYS[2], ARGV[2] .. ':before', ARGV[3])
-redis.call('HINCRBYFLOAT', KEYS[2], ARGV[2] .. ':after', ARGV[4])
-redis.call('SADD', KEYS[3], ARGV[5])
-return 1
+local new = 0
+for i = 0, #KEYS - 3 do
+  local a = 2 + 3 * i
+  if redis.call('SET', KEYS[3 + i], '1', 'NX', 'EX', ARGV[1]) then
+    new = new + 1
+    redis.call('HINCRBY', KEYS[1], ARGV[a + 1] .. ':chunks', 1)
+    redis.call('HINCRBYFLOAT', KEYS[1], ARGV[a + 1] .. ':before', ARGV[a + 2])
+    redis.call('HINCRBYFLOAT', KEYS[1], ARGV[a + 1] .. ':after', ARGV[a + 3])
+    redis.call('SADD', KEYS[2], ARGV[2])
+  end
+end
+return new
 """
+
+# Observations per script call: a call runs atomically and blocks its Redis meanwhile, so long batches go in parts.
+_SCRIPT_BATCH = 256
 
 
 def _text(value) -> str:
@@ -69,7 +87,7 @@ def _decode(stored: dict) -> dict[str, int]:
 class RedisRiskTables(_RedisStore, RiskTables):
     def __init__(self, client: redis.Redis, tenant: str, seen_ttl_s: int = 7 * 86400, window_s: float = 3600.0,
                  bucket_s: float = 60.0):
-        _RedisStore.__init__(self, client, tenant, "audit")
+        _RedisStore.__init__(self, client, tenant, "audit", one_slot=True)
         RiskTables.__init__(self, window_s, bucket_s)
         if seen_ttl_s <= 0:
             raise ValueError("seen_ttl_s must be positive")
@@ -85,17 +103,16 @@ class RedisRiskTables(_RedisStore, RiskTables):
     def observe(self, version: str, observations: list[RiskObservation]) -> int:
         if not observations:
             return 0
-        hashes, versions = self._hashes(version), self.key("risk", "versions")
-        watermark, index = self.key("risk", version, "watermark"), self.key("risk", version, "w", "buckets")
-        pipe = self.r.pipeline(transaction=False)
-        for o in observations:
-            bucket = self.bucket(o.at)
-            keys = [self.key("risk", version, "seen", o.chunk_key), *hashes, versions, watermark, index,
-                    *self._hashes(version, bucket)]
-            args = [self.seen_ttl_s, o.before, o.after, f"{o.after}|{o.doc}", "1" if o.swapped else "0", version,
-                    repr(float(o.at)), bucket, repr(self.bucket_s), self.span]
-            self._observe(keys=keys, args=args, client=pipe)
-        new = sum(int(x) for x in pipe.execute())
+        shared_keys = [*self._hashes(version), self.key("risk", "versions"), self.key("risk", version, "watermark"),
+                       self.key("risk", version, "w", "buckets")]
+        new = 0
+        for start in range(0, len(observations), _SCRIPT_BATCH):
+            keys, args = list(shared_keys), [self.seen_ttl_s, version, repr(self.bucket_s), self.span]
+            for o in observations[start:start + _SCRIPT_BATCH]:
+                bucket = self.bucket(o.at)
+                keys += [self.key("risk", version, "seen", o.chunk_key), *self._hashes(version, bucket)]
+                args += [o.before, o.after, f"{o.after}|{o.doc}", "1" if o.swapped else "0", repr(float(o.at)), bucket]
+            new += int(self._observe(keys=keys, args=args))
         self._prune(version)
         return new
 
@@ -142,15 +159,14 @@ class RedisRiskTables(_RedisStore, RiskTables):
 
     @_unavailable_on_connection_error
     def observe_utility(self, version: str, observations: list[UtilityObservation]) -> int:
-        if not observations:
-            return 0
-        du, versions = self.key("risk", version, "du"), self.key("risk", "versions")
-        pipe = self.r.pipeline(transaction=False)
-        for o in observations:
-            keys = [self.key("risk", version, "du", "seen", o.chunk_key), du, versions]
-            args = [self.seen_ttl_s, int(o.model_version), repr(float(o.before)), repr(float(o.after)), version]
-            self._observe_utility(keys=keys, args=args, client=pipe)
-        return sum(int(x) for x in pipe.execute())
+        new = 0
+        for start in range(0, len(observations), _SCRIPT_BATCH):
+            keys, args = [self.key("risk", version, "du"), self.key("risk", "versions")], [self.seen_ttl_s, version]
+            for o in observations[start:start + _SCRIPT_BATCH]:
+                keys.append(self.key("risk", version, "du", "seen", o.chunk_key))
+                args += [int(o.model_version), repr(float(o.before)), repr(float(o.after))]
+            new += int(self._observe_utility(keys=keys, args=args))
+        return new
 
     @_unavailable_on_connection_error
     def utility(self, version: str) -> dict[int, UtilitySums]:

@@ -1,7 +1,14 @@
 """Redis implementations of the stage stores (services use these; see stores/base.py).
 
-Every key lives under ``anonstream:{tenant}:`` so tenants never see each other's state. Redis
+Every key starts with ``anonstream:`` and the tenant, so tenants never see each other's state. Redis
 connection failures surface as ``StoreUnavailable``.
+
+Redis Cluster (``ANONSTREAM_REDIS_CLUSTER=1``): a script or a MULTI/EXEC may only touch keys of one hash slot.
+A store whose keys are touched together (a script, a transaction) is built ``one_slot``: its keys are
+``anonstream:{tenant|area}:...``, the braces a hash tag, so the whole area lives in one slot (pools, sink
+reassembly, model and hierarchy registries, risk tables). Stores whose every command touches one key keep
+``anonstream:tenant:area:...`` and spread over the cluster (document state, reservoir, counters, swap memory,
+value counts); tuple counts tag per scope (``slot_tag``).
 """
 from __future__ import annotations
 
@@ -21,9 +28,10 @@ from .base import (Counters, DocumentStateStore, ModelRegistry, ModelVersion, Pe
 
 
 def connect(url: str, username: str | None = None, password: str | None = None,
-            ca_file: str | None = None) -> redis.Redis:
+            ca_file: str | None = None, cluster: bool = False) -> redis.Redis | redis.RedisCluster:
     """A client of ``url``; ``rediss://`` is TLS, the server verified against ``ca_file`` (or the
-    system CAs) and its host name; ``username``/``password`` authenticate as a Redis ACL user."""
+    system CAs) and its host name; ``username``/``password`` authenticate as a Redis ACL user.
+    ``cluster``: a ``RedisCluster`` that starts from the node ``url`` names and discovers the others."""
     options: dict[str, Any] = dict(socket_timeout=5, socket_connect_timeout=5, health_check_interval=30)
     if ca_file:
         if urlsplit(url).scheme != "rediss":
@@ -33,14 +41,27 @@ def connect(url: str, username: str | None = None, password: str | None = None,
         raise ValueError("ANONSTREAM_REDIS_USERNAME is set but ANONSTREAM_REDIS_PASSWORD is not")
     if password:
         options.update(username=username, password=password)
+    if cluster:
+        return redis.RedisCluster.from_url(url, **options)
     return redis.Redis.from_url(url, **options)
 
 
-def connect_settings(settings: Settings) -> redis.Redis:
+def connect_settings(settings: Settings) -> redis.Redis | redis.RedisCluster:
     """The services' Redis client (the one place they make it): URL, ACL user and CA file from the
     settings, the password from ANONSTREAM_REDIS_PASSWORD only."""
     return connect(settings.redis_url, settings.redis_username, os.environ.get("ANONSTREAM_REDIS_PASSWORD"),
-                   settings.redis_ca_file)
+                   settings.redis_ca_file, settings.redis_cluster)
+
+
+# A node down: the client's connection fails, or, once the cluster noticed, its slots are not served.
+_UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterDownError,
+                redis.exceptions.SlotNotCoveredError, redis.exceptions.TryAgainError)
+
+
+def slot_tag(*parts: object) -> str:
+    """A Redis Cluster hash tag ``{a|b|...}``: keys holding the same tag share one slot (braces in the parts
+    become parentheses, so a part cannot end the tag early)."""
+    return "{" + "|".join(str(p) for p in parts).replace("{", "(").replace("}", ")") + "}"
 
 
 def _unavailable_on_connection_error(method):
@@ -48,16 +69,17 @@ def _unavailable_on_connection_error(method):
     def wrapper(*args, **kwargs):
         try:
             return method(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
+        except _UNAVAILABLE as exc:
             raise StoreUnavailable(f"redis: {type(exc).__name__}") from exc
 
     return wrapper
 
 
 class _RedisStore:
-    def __init__(self, client: redis.Redis, tenant: str, area: str):
+    def __init__(self, client: redis.Redis, tenant: str, area: str, one_slot: bool = False):
         self.r = client
-        self.prefix = f"anonstream:{tenant}:{area}"
+        self.tenant = tenant
+        self.prefix = f"anonstream:{slot_tag(tenant, area)}" if one_slot else f"anonstream:{tenant}:{area}"
 
     def key(self, *parts: object) -> str:
         return ":".join([self.prefix, *map(str, parts)])
@@ -83,16 +105,17 @@ class RedisDocumentState(_RedisStore, DocumentStateStore):
 
 
 class RedisPendingChunks(_RedisStore, PendingChunks):
-    """A hash per document (field = chunk index); emitted documents are remembered for ``ttl_s``."""
+    """A hash per document (field = chunk index); emitted documents are remembered for ``ttl_s``. One slot:
+    a document's hash and the first-seen index change in one transaction."""
 
     def __init__(self, client: redis.Redis, tenant: str, ttl_s: int):
-        super().__init__(client, tenant, "sink")
+        super().__init__(client, tenant, "sink", one_slot=True)
         self.ttl_s = ttl_s
 
     @_unavailable_on_connection_error
     def add(self, doc_id: str, chunk_index: int, chunk_count: int, chunk: dict[str, Any], now: float) -> int:
         key = self.key("pending", doc_id)
-        pipe = self.r.pipeline()
+        pipe = self.r.pipeline(transaction=True)
         pipe.hset(key, str(chunk_index), serde.dumps(chunk))
         pipe.expire(key, self.ttl_s)
         pipe.zadd(self.key("first-seen"), {doc_id: now}, nx=True)
@@ -110,7 +133,7 @@ class RedisPendingChunks(_RedisStore, PendingChunks):
 
     @_unavailable_on_connection_error
     def mark_emitted(self, doc_id: str, fingerprint: str) -> bool:
-        pipe = self.r.pipeline()
+        pipe = self.r.pipeline(transaction=True)
         pipe.set(self.key("emitted", doc_id, fingerprint), 1, nx=True, ex=self.ttl_s)
         pipe.delete(self.key("pending", doc_id))
         pipe.zrem(self.key("first-seen"), doc_id)
@@ -124,10 +147,10 @@ class RedisPendingChunks(_RedisStore, PendingChunks):
 class RedisModelRegistry(_RedisStore, ModelRegistry):
     """Versions in hashes ``model:{v}`` (fields ``bytes``, ``info``); ``model:current`` points to the
     live one. The new hash, the pointer move and the pruning happen in one MULTI/EXEC transaction,
-    so a reader following the pointer always finds a complete model."""
+    so a reader following the pointer always finds a complete model (one slot: ``{tenant|area}``)."""
 
     def __init__(self, client: redis.Redis, tenant: str, keep: int = 5, area: str = "mixture"):
-        super().__init__(client, tenant, area)     # area "synthesis": the metadata synthesizer's versions
+        super().__init__(client, tenant, area, one_slot=True)  # area "synthesis": the metadata synthesizer's
         self.keep = keep
 
     @_unavailable_on_connection_error
@@ -171,7 +194,7 @@ class RedisReservoir(_RedisStore, Reservoir):
             return
         last_seen = int(self.r.incrby(self.key("seen"), len(rows)))
         first_seen = last_seen - len(rows) + 1
-        pipe = self.r.pipeline()
+        pipe = self.r.pipeline(transaction=True)
         for seen, row in zip(range(first_seen, last_seen + 1), rows):
             if seen <= self.capacity:
                 pipe.rpush(self.key("rows"), row.tobytes())
@@ -200,7 +223,7 @@ class RedisCounters(_RedisStore, Counters):
     @_unavailable_on_connection_error
     def incr(self, deltas: dict[str, int]) -> None:
         if deltas:
-            pipe = self.r.pipeline()
+            pipe = self.r.pipeline(transaction=True)
             for name, delta in deltas.items():
                 pipe.hincrby(self.key("counters"), name, delta)
             pipe.execute()

@@ -1,19 +1,21 @@
 """Redis implementations of the swap core's stores (``anonstream.swap.stores``): restart-safe pools
 shared by all swap workers, and the running tuple counts.
 
-Keys (all under ``anonstream:{tenant}:swap:``):
+Keys: the pool store's under ``anonstream:{tenant|swap}:`` (one hash tag: a claim's script touches a pool, the
+outbox, the pool set and done markers, so on a Redis Cluster they share one slot); the tuple counts' and the
+memory's under ``anonstream:tenant:swap:`` (the counts of one scope share the tag ``{tenant|swap|scope}``).
 
 | key | type | holds |
 | --- | --- | --- |
-| ``pools`` | set | names of pools that may hold entries |
-| ``pool:{pool}:idx`` | hash | chunk id → entry (digests and flags, no text) |
-| ``pool:{pool}:age`` | zset | chunk id → enqueue time (oldest first) |
-| ``pool:{pool}:data`` | hash | chunk id → chunk (wire JSON) |
-| ``done:{chunk id}`` | string + TTL | the chunk left through a claim: redeliveries are ignored |
-| ``outbox`` | hash | token → output stashed by a claim, until acknowledged |
-| ``counts:{scope}:{bucket}`` | hash + TTL | tuple digest → count, for one time bucket of the counting window |
-| ``seen:{scope}:{chunk id}`` | string + TTL | the chunk was counted |
-| ``memory:{doc id}`` | hash + TTL | entity id → the value it was changed into (first writer wins, HSETNX) |
+| ``{tenant|swap}:pools`` | set | names of pools that may hold entries |
+| ``{tenant|swap}:pool:{pool}:idx`` | hash | chunk id → entry (digests and flags, no text) |
+| ``{tenant|swap}:pool:{pool}:age`` | zset | chunk id → enqueue time (oldest first) |
+| ``{tenant|swap}:pool:{pool}:data`` | hash | chunk id → chunk (wire JSON) |
+| ``{tenant|swap}:done:{chunk id}`` | string + TTL | the chunk left through a claim: redeliveries are ignored |
+| ``{tenant|swap}:outbox`` | hash | token → output stashed by a claim, until acknowledged |
+| ``tenant:swap:counts:{tenant|swap|scope}:{bucket}`` | hash + TTL | tuple digest → count, for one time bucket of the counting window |
+| ``tenant:swap:seen:{tenant|swap|scope}:{chunk id}`` | string + TTL | the chunk was counted |
+| ``tenant:swap:memory:{doc id}`` | hash + TTL | entity id → the value it was changed into (first writer wins, HSETNX) |
 
 Adding, claiming and counting are Lua scripts, so each is atomic: a claim takes all the given
 entries or none (two workers never take the same partner), and stores the output in the outbox in
@@ -35,7 +37,7 @@ import redis
 
 from .. import serde
 from ..swap.stores import DONE, PENDING, PoolEntry, PoolStore, ReplacementMemory, TupleCounts
-from .redis_state import _RedisStore, _unavailable_on_connection_error
+from .redis_state import _RedisStore, _unavailable_on_connection_error, slot_tag
 
 _ADD = """
 if redis.call('EXISTS', KEYS[5]) == 1 then return 0 end
@@ -81,7 +83,7 @@ return total
 
 class RedisSwapPoolStore(_RedisStore, PoolStore):
     def __init__(self, client: redis.Redis, tenant: str):
-        super().__init__(client, tenant, "swap")
+        super().__init__(client, tenant, "swap", one_slot=True)
         self._add = client.register_script(_ADD)
         self._claim = client.register_script(_CLAIM)
 
@@ -91,7 +93,7 @@ class RedisSwapPoolStore(_RedisStore, PoolStore):
     @_unavailable_on_connection_error
     def status(self, pool: str, chunk_id: str) -> str | None:
         idx, _, _ = self._pool_keys(pool)
-        pipe = self.r.pipeline()
+        pipe = self.r.pipeline(transaction=True)
         pipe.hexists(idx, chunk_id)
         pipe.exists(self.key("done", chunk_id))
         pending, done = pipe.execute()
@@ -161,11 +163,15 @@ class RedisTupleCounts(_RedisStore, TupleCounts):
     def _bucket_keys(self, scope: str) -> list[str]:
         """The window's buckets, current first."""
         now = int(self.clock()) // self.bucket_s
-        return [self.key("counts", scope, now - i) for i in range(self.buckets)]
+        return [self.key("counts", self._scope_tag(scope), now - i) for i in range(self.buckets)]
+
+    def _scope_tag(self, scope: str) -> str:
+        """One scope's marker and buckets share a slot (one script touches them)."""
+        return slot_tag(self.tenant, "swap", scope)
 
     @_unavailable_on_connection_error
     def observe(self, scope: str, chunk_id: str, digest: str, ttl_s: int) -> int:
-        keys = [self.key("seen", scope, chunk_id), *self._bucket_keys(scope)]
+        keys = [self.key("seen", self._scope_tag(scope), chunk_id), *self._bucket_keys(scope)]
         return int(self._observe(keys=keys, args=[digest, int(ttl_s), self.bucket_s * (self.buckets + 1)]))
 
     @_unavailable_on_connection_error

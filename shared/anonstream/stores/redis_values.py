@@ -47,8 +47,8 @@ class RedisValueCounts(_RedisStore, ValueCounts):
     def counts(self, keys: Iterable[str]) -> dict[str, int]:
         keys = list(keys)
         pipe = self.r.pipeline(transaction=False)
-        for k in keys:
-            pipe.pfcount(self._hll(k))
+        for k in keys:   # one key per PFCOUNT: redis-py's cluster pipeline refuses pfcount() (it may name many keys)
+            pipe.execute_command("PFCOUNT", self._hll(k))
         return {k: int(n) for k, n in zip(keys, pipe.execute())}
 
     @_unavailable_on_connection_error
