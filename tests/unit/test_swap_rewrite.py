@@ -189,6 +189,22 @@ def test_a_country_in_a_modifier_slot_reads_as_its_adjective(text, value, expect
     assert _fit(text, start, value, end=end) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("a margin that Siemens has", "the company"),  # "that" joins a clause: no determiner of the name
+    ("the guidance that Siemens gives", "the company"),  # a verb in -s after a singular "that"
+    ("we think this Siemens expects", "the company"),
+    ("all of that Siemens product", "company"),  # the name qualifies a noun: "that" is its determiner
+    ("those Siemens products", "company"),
+    ("with his Siemens", "company"),  # a possessive determiner stays one
+])
+def test_a_demonstrative_before_a_name_is_no_determiner_of_it(text, expected):
+    from anonstream.swap.rewrite import _fit
+
+    start = text.index("Siemens")
+    assert _fit(text, start, "the company", end=start + len("Siemens")) == expected
+
+
+
 def test_the_before_a_place_goes_when_the_place_becomes_a_country_that_takes_no_article():
     # 001-59518 had read "the Assize Court of the Swiss had tried" and "before the President of the Swiss for the
     # Switzerland": the country's adjective where no noun followed, and "the" left before the country's name

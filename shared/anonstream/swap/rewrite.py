@@ -44,6 +44,10 @@ _BARE_APOSTROPHE = re.compile(r"^['’](?![A-Za-z])")
 _ENDS_WITH_DETERMINER = re.compile(
     r"(?:^|\W)(?:the|a|an|this|that|these|those|its|his|her|their|our|my|your|whose|each|every|any|another|"
     r"no)\s+$|\w['’]s\s+$", re.I)  # a possessive is a determiner too ("Denmark's the union")
+# "that" (also "this", "these", "those") before a name is a conjunction or a pronoun, not the name's determiner: "a
+# value proposition that Agilent has" → "that the company has", unless the name qualifies the next word ("that
+# Agilent product")
+_DEMONSTRATIVE_BEFORE = re.compile(r"(?:^|\W)(?:this|that|these|those)\s+$", re.I)
 _STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
 _ON_BEFORE = re.compile(r"\b([Oo])n +$")
 _THE_BEFORE = re.compile(r"\b[Tt]he +$")  # "the" right before a value
@@ -225,15 +229,28 @@ def _modifies_next_word(text: str, end: int) -> bool:
     return w not in _NOT_A_HEAD and not w.endswith(("ed", "ly"))
 
 
+def _qualifies_next_noun(text: str, end: int, before: str) -> bool:
+    """Whether the name ending at ``end`` after a demonstrative qualifies the next word ("that Agilent product",
+    "those Agilent products"), not heads its clause ("that Agilent has", "that IATA reports": after a singular
+    "that"/"this", a next word in -s is a verb)."""
+    word = _NEXT_WORD.match(text[end:end + 40])
+    singular = re.search(r"\b(?:this|that)\s+$", before, re.I)
+    return _modifies_next_word(text, end) and not (singular and word and re.search(r"[^s]s$", word.group(1)))
+
+
 def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | None = None) -> str:
     """Small fixes at the edges of a value placed over ``text[start:end]``: a country that takes the place of a
     name used as a modifier reads as its adjective ("the Bochum public prosecutor" -> "the German public
     prosecutor", not "the Germany public prosecutor"); a leading "the" of the value dropped after a determiner
-    in the text ("his the company"); a lower-case value capitalized at a sentence start only."""
+    in the text ("his the company"), a "that" before a name being none ("that Agilent has" -> "that the company
+    has"); a lower-case value capitalized at a sentence start only."""
     if end is not None and _THE_BEFORE.search(text[max(0, start - 9):start]) and _modifies_next_word(text, end):
         new_value = country_adjective(new_value) or new_value
     if _STARTS_WITH_THE.match(new_value):
-        if first and _ENDS_WITH_DETERMINER.search(text[max(0, start - 9):start]):
+        before = text[max(0, start - 9):start]
+        name_after_conjunction = text[start:start + 1].isupper() and _DEMONSTRATIVE_BEFORE.search(before) \
+            and not (end is not None and _qualifies_next_noun(text, end, before))
+        if first and _ENDS_WITH_DETERMINER.search(before) and not name_after_conjunction:
             new_value = _STARTS_WITH_THE.sub("", new_value, count=1)
         else:
             new_value = "t" + new_value[1:]
