@@ -257,6 +257,34 @@ def test_result_is_404_until_sanitized(client, documents):
     assert response.status_code == 200 and response.json() == sanitized
 
 
+def test_result_carries_the_documents_changes_and_openapi_declares_them(client, documents):
+    change = {"start": 0, "end": 10, "entity_type": "PERSON", "kind": None, "identifier_type": "DIRECT",
+              "operator": "pseudonym", "release_version": "abc123"}
+    sanitized = {"doc_id": "d-4", "text": "[PERSON_1] rang.", "metadata": {}, "chunk_count": 1,
+                 "lineage": {"sink": "2"}, "entity_counts": {"PERSON": 1}, "changes": [change]}
+    documents.store.put("d-4", sanitized)
+    response = client.get("/v1/documents/d-4", headers=AUTH)
+    assert response.status_code == 200 and response.json() == sanitized
+    components = client.get("/openapi.json").json()["components"]["schemas"]
+    assert set(components["DocumentChange"]["properties"]) == set(change)
+
+
+def test_anonymize_items_mark_exactly_the_replaced_characters():
+    """Presidio's items have the contract of a sanitized document's changes (offsets into the new text), so
+    the same consumer code marks the surrogates of both."""
+    from anonstream.document_changes import changed_characters, highlight
+
+    text = "Jane Doe met Bo in Oslo."
+    results = [{"entity_type": "PERSON", "start": 0, "end": 8, "score": 0.9},
+               {"entity_type": "PERSON", "start": 13, "end": 15, "score": 0.9},
+               {"entity_type": "LOCATION", "start": 19, "end": 23, "score": 0.9}]
+    out = anonymize(text, results, {"LOCATION": {"type": "mask", "masking_char": "#", "chars_to_mask": 4}})
+    assert out["text"] == "<PERSON> met <PERSON> in ####."
+    assert highlight(out["text"], out["items"]) == "⟦<PERSON>⟧ met ⟦<PERSON>⟧ in ⟦####⟧."
+    mask = changed_characters(len(out["text"]), out["items"])
+    assert "".join(c for c, m in zip(out["text"], mask) if not m) == " met  in ."
+
+
 def test_raw_text_never_logged(client, caplog):
     secret = "Cengiz Polat"
     with caplog.at_level(logging.DEBUG):

@@ -114,12 +114,24 @@ class Accepted(BaseModel):
     status: Literal["accepted"] = "accepted"
 
 
+class DocumentChange(BaseModel):
+    """One changed span of a sanitized document's text (schemas/sanitized-document.v1.json, ``changes``)."""
+    start: int
+    end: int
+    entity_type: str | None
+    kind: str | None
+    identifier_type: Literal["DIRECT", "QUASI", "NO_MASK"] | None
+    operator: Literal["pseudonym", "swap", "generalize", "suppress"]
+    release_version: str | None
+
+
 class SanitizedDocument(BaseModel):
-    """schemas/sanitized-document.v1.json (the sink's output)."""
+    """schemas/sanitized-document.v1.json (the sink's output); ``changes`` on documents of sink@2 and later."""
     model_config = ConfigDict(extra="allow")
     doc_id: str
     text: str
     metadata: dict[str, Any]
+    changes: list[DocumentChange] | None = None
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -229,11 +241,13 @@ def create_app(analyzer: Analyzer, documents: DocumentsBackend | None = None, to
                 raise HTTPException(503, f"broker unavailable ({exc})") from exc
             return {"doc_id": record["doc_id"], "status": "accepted"}
 
-        @app.get("/v1/documents/{doc_id}", response_model=SanitizedDocument, tags=["documents"],
+        @app.get("/v1/documents/{doc_id}", response_model=SanitizedDocument, response_model_exclude_unset=True,
+                 tags=["documents"],
                  responses={401: COMMON[401], 404: {"model": ErrorBody, "description": "not sanitized (yet)"},
                             422: COMMON[422], **unavailable})
         async def result(doc_id: str = Path(min_length=1, max_length=256, pattern=DOC_ID_PATTERN)) -> dict[str, Any]:
-            """The sanitized document (schemas/sanitized-document.v1.json), once the sink has written it."""
+            """The sanitized document (schemas/sanitized-document.v1.json), once the sink has written it, with
+            ``changes``: every changed span of its text (offsets into ``text``, never the replaced value)."""
             try:
                 found = await documents.result(doc_id)
             except StoreUnavailable as exc:

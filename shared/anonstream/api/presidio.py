@@ -30,7 +30,8 @@ hash equally within one process and cannot be looked up in a table of hashed nam
 operator of an entity type, else ``DEFAULT``, else replace. Overlaps are resolved as Presidio's default
 (merge intersecting results of one type; drop a result contained in another, of equal extent only when its
 score is not higher); results still overlapping partially are trimmed, the higher score keeping the shared
-characters. Items carry offsets into the new text, in Presidio's order (last span first).
+characters. Items carry offsets into the new text, in Presidio's order (last span first): the contract of a
+sanitized document's ``changes`` (``document_changes.highlight`` and ``changed_characters`` read both).
 """
 from __future__ import annotations
 
