@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`: start Redis and Kafka, run unit + integration tests against them, stop them again.
+# `make test`: start Redis, a Redis Cluster and Kafka (deploy/infra.sh), run unit + integration tests against them
+# (the Redis store tests run on both Redis and the cluster: ANONSTREAM_REDIS_CLUSTER_NODES), stop them again.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
