@@ -129,6 +129,11 @@ def test_money_and_quantities_keep_units():
     assert {"50 metres", "30%"} <= set(_hits(QuantityRecognizer(), text))
 
 
+def test_a_unit_glued_to_a_number_word_is_no_quantity():
+    # earnings call: "I am very confident" had been a quantity ("a" + "m") and became "I a number of very confident"
+    assert _hits(QuantityRecognizer(), "and I am sure, an hour later, a 5m wall") == ["5m"]
+
+
 def test_pounds_sterling_and_dollars_with_their_code():
     # dev tuning half: "10,000 pounds sterling (GBP)" had been "10,000 pounds" (the shorter alternative matched first)
     text = ("a payment of 10,000 pounds sterling (GBP), then 200 pounds sterling, approximately 28,000 US Dollars "
