@@ -107,3 +107,20 @@ def test_counters_add_up(client, tenant):
     counters.incr({"a": 2, "b": 1})
     counters.incr({"a": 3})
     assert counters.snapshot() == {"a": 5, "b": 1}
+
+
+def test_connect_settings_follows_the_cluster_setting(redis_target, monkeypatch, tenant):
+    """ANONSTREAM_REDIS_CLUSTER picks the client the services make; a store round-trips through it."""
+    import redis
+
+    from anonstream.config import Settings
+
+    for name, value in redis_target.environment().items():
+        monkeypatch.setenv(name, value)
+    client = redis_state.connect_settings(Settings())
+    assert isinstance(client, redis.RedisCluster) is redis_target.cluster
+    states = redis_state.RedisDocumentState(client, tenant, "it-doc", ttl_s=60)
+    states.put("d", {"n": 1})
+    assert states.get("d") == {"n": 1}
+    states.delete("d")
+    assert states.get("d") is None
