@@ -5,6 +5,9 @@ running services (``make up``), with a progress bar.
                                                         (key doc_id, acks=all); nothing is sent if a line is invalid
     anonstream consume --output out.jsonl --count N     N sanitized documents (read_committed, each doc_id once),
                                                         consumer group <prefix>.consume, committed after the file is written
+    anonstream consume --count N --highlight            ... and each printed with its surrogates marked
+    anonstream highlight --input out.jsonl              the documents of a JSONL (consume's or ``anonstream run``'s)
+                                                        printed with their surrogates marked
 
 Both fail with a clear message (exit 1) when the broker is not reachable or the topic does not exist.
 """
@@ -20,6 +23,7 @@ from typing import Any
 
 from .. import contracts, serde, topics
 from ..config import Settings
+from ..document_changes import ANSI_MARKERS, MARKERS, highlight
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +104,23 @@ def _sanitized_document(value: bytes | None) -> dict | None:
     return document if isinstance(document, dict) and isinstance(document.get("doc_id"), str) else None
 
 
-async def consume(settings: Settings, output: Path, count: int, idle_timeout_s: float,
-                  progress: bool = True) -> int:
+def highlighted(document: dict[str, Any], color: bool) -> str:
+    """A sanitized document for a reader: a header with its id and number of changes, then its text with every
+    surrogate marked (ANSI colour, else ⟦…⟧). A document without ``changes`` (written before sink@2) is shown
+    unmarked and says so."""
+    changes = document.get("changes")
+    if changes is None:
+        header = f"── {document['doc_id']} (no changes recorded: written before sink@2)"
+        return f"{header}\n{document['text']}"
+    header = f"── {document['doc_id']} ({len(changes)} changes)"
+    return f"{header}\n{highlight(document['text'], changes, ANSI_MARKERS if color else MARKERS)}"
+
+
+async def consume(settings: Settings, output: Path | None, count: int, idle_timeout_s: float,
+                  progress: bool = True, show=None) -> int:
+    """``show``: called with each new document (``--highlight`` prints it)."""
+    import contextlib
+
     from tqdm import tqdm
 
     from .kafka import consumer
@@ -112,7 +131,8 @@ async def consume(settings: Settings, output: Path, count: int, idle_timeout_s: 
     await client.start()
     seen: set[str] = set()
     try:
-        with output.open("ab") as out, tqdm(total=count, desc="consumed", unit="doc", disable=not progress) as bar:
+        with (output.open("ab") if output is not None else contextlib.nullcontext()) as out, \
+                tqdm(total=count, desc="consumed", unit="doc", disable=not progress) as bar:
             last_progress = time.monotonic()
             while len(seen) < count:
                 if time.monotonic() - last_progress > idle_timeout_s:
@@ -129,11 +149,15 @@ async def consume(settings: Settings, output: Path, count: int, idle_timeout_s: 
                         if document["doc_id"] in seen:  # the sink re-emits after a crash: same document
                             continue
                         seen.add(document["doc_id"])
-                        out.write(serde.dumps(document) + b"\n")
+                        if out is not None:
+                            out.write(serde.dumps(document) + b"\n")
+                        if show is not None:
+                            show(document)
                         bar.update()
                         last_progress = time.monotonic()
                 if batch:
-                    out.flush()
+                    if out is not None:
+                        out.flush()
                     await client.commit()
     finally:
         await client.stop()
@@ -151,15 +175,44 @@ def cmd_produce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _color(choice: str) -> bool:
+    return choice == "always" or (choice == "auto" and sys.stdout.isatty())
+
+
 def cmd_consume(args: argparse.Namespace) -> int:
-    output = Path(args.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
+    if args.output is None and not args.highlight:
+        print("anonstream consume: give --output, --highlight or both", file=sys.stderr)
+        return 2
+    output = Path(args.output) if args.output else None
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    color = _color(args.color)
+    show = (lambda document: print(highlighted(document, color), flush=True)) if args.highlight else None
     try:
-        n = asyncio.run(consume(Settings(), output, args.count, args.timeout, progress=not args.quiet))
+        n = asyncio.run(consume(Settings(), output, args.count, args.timeout, progress=not args.quiet, show=show))
     except ClientError as exc:
         print(f"anonstream consume: {exc}", file=sys.stderr)
         return 1
-    print(f"{n} sanitized documents appended to {output}", file=sys.stderr)
+    where = f"appended to {output}" if output is not None else "consumed"
+    print(f"{n} sanitized documents {where}", file=sys.stderr)
+    return 0
+
+
+def cmd_highlight(args: argparse.Namespace) -> int:
+    color = _color(args.color)
+    path = Path(args.input)
+    if not path.is_file():
+        print(f"anonstream highlight: {path}: no such file", file=sys.stderr)
+        return 1
+    with path.open("rb") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            document = _sanitized_document(line)
+            if document is None or not isinstance(document.get("text"), str):
+                print(f"anonstream highlight: {path}:{number}: not a sanitized document", file=sys.stderr)
+                return 1
+            print(highlighted(document, color))
     return 0
 
 
@@ -170,9 +223,19 @@ def add_commands(subparsers: Any) -> None:
     p.set_defaults(func=cmd_produce)
 
     c = subparsers.add_parser("consume", help="read sanitized documents from the running services into a JSONL file")
-    c.add_argument("--output", required=True, help="JSONL file the sanitized documents are appended to")
+    c.add_argument("--output", help="JSONL file the sanitized documents are appended to")
     c.add_argument("--count", required=True, type=int, help="stop after this many distinct documents")
     c.add_argument("--timeout", type=float, default=300.0,
                    help="give up after this many seconds without a new document (default 300)")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c.add_argument("--highlight", action="store_true",
+                   help="print each document to stdout with its surrogates marked (its changes)")
+    c.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="mark surrogates in colour (auto: when stdout is a terminal; otherwise ⟦…⟧)")
     c.set_defaults(func=cmd_consume)
+
+    h = subparsers.add_parser("highlight", help="print sanitized documents (JSONL) with their surrogates marked")
+    h.add_argument("--input", required=True, help="JSONL of sanitized documents (anonstream consume or run output)")
+    h.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="mark surrogates in colour (auto: when stdout is a terminal; otherwise ⟦…⟧)")
+    h.set_defaults(func=cmd_highlight)
