@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonstream.pii.base import Detection
-from anonstream.pii.kinds import assign_countries, kind_of
+from anonstream.pii.kinds import assign_countries, kind_of, settle_unconfirmed_places
 from anonstream.records import EntitySpan
 from anonstream.pii.merge import split_at_line_breaks
 
@@ -119,6 +119,16 @@ def test_no_piece_crosses_a_line_break(text, data):
 
 def _span(entity_type: str, text: str, kind: str | None = None) -> EntitySpan:
     return EntitySpan(0, len(text), entity_type, "QUASI", text, text, kind=kind)
+
+
+def test_a_name_read_as_an_unknown_place_and_as_an_organisation_is_the_organisation():
+    spans = [_span("ORG", "Lantern", "organization"), _span("LOC", "Lantern", "place"),  # a company the tagger
+             _span("LOC", "Lantern", "city"), _span("LOC", "Harbor", "area")]  # also read as a place
+    spans[0].entity_id = "e1"
+    settle_unconfirmed_places(spans)
+    assert [(s.type, s.kind, s.entity_id) for s in spans] == [
+        ("ORG", "organization", "e1"), ("ORG", "organization", "e1"),
+        ("LOC", "city", "Lantern"), ("LOC", "area", "Harbor")]  # a confirmed city stays; no organisation named so
 
 
 def test_places_and_organisations_get_their_country_countries_none():

@@ -381,6 +381,25 @@ def quantity_kind(surface: str, before: str = "", after: str = "") -> str:
     return "count"
 
 
+# Place kinds no gazetteer confirmed: the tagger's reading of the name as a place is all there is.
+_UNCONFIRMED_PLACE_KINDS = frozenset({"place", "area"})
+
+
+def settle_unconfirmed_places(spans: list[EntitySpan]) -> None:
+    """A name the tagger read as a place that no gazetteer knows (kind ``place`` or ``area``) while the same document
+    names it as an organisation elsewhere ("our national partnership with Cricket" … "early in the Cricket
+    relationship") is that organisation: its mentions take the organisation's type, kind and entity, so they are
+    generalized or swapped as one (never "the area")."""
+    organisations = {" ".join(s.text.split()).casefold(): s for s in spans if s.type == "ORG" and s.surrogate is None}
+    for span in spans:
+        if span.type != "LOC" or span.kind not in _UNCONFIRMED_PLACE_KINDS or span.surrogate is not None:
+            continue
+        org = organisations.get(" ".join(span.text.split()).casefold())
+        if org is not None:
+            span.type, span.subtype, span.kind, span.entity_id = "ORG", org.subtype, org.kind, org.entity_id
+            span.identifier_type = org.identifier_type
+
+
 # Kinds whose values are countries or larger: they are exchanged across countries.
 COUNTRYLESS_KINDS = frozenset({"country", "continent"})
 

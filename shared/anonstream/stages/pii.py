@@ -16,7 +16,7 @@ from .. import topics
 from ..commonness import CommonRule, InMemoryValueCounts, ValueCounts, identity_of, release_common
 from ..pii.engine import DocumentEntities, PiiEngine, PseudonymStore
 from ..pii.gazetteer import alpha2
-from ..pii.kinds import assign_countries
+from ..pii.kinds import assign_countries, settle_unconfirmed_places
 from ..records import Chunk
 from ..stores.base import DocumentStateStore
 from .base import ChunkStage, Emit
@@ -70,6 +70,7 @@ class PiiStage(ChunkStage):
         results = self.engine.process_many([c.text for c in chunks], [registry] * len(chunks),
                                            self.pseudonyms, self.namespace)
         all_spans = [span for _, spans in results for span in spans]
+        settle_unconfirmed_places(all_spans)
         assign_countries(all_spans, alpha2(registry.dominant_country()))
         identity = identity_of(chunks[0].metadata, chunks[0].doc_id, self.identity_field)
         self.released_common += release_common(all_spans, identity, self.values, self.common)
