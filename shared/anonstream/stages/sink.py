@@ -1,5 +1,8 @@
 """sink: reassemble sanitized chunks into sanitized documents, in chunk order, once complete.
 
+The document carries ``changes``: every changed span of its text at document offsets, from the chunks'
+pseudonyms and swap changes (``document_changes``; version 2 of the stage).
+
 Chunks wait in a ``PendingChunks`` store (Redis in the service, so a restart loses nothing). A
 document is emitted when all its chunks are there; it is forgotten only after the broker has
 acknowledged it (``after_produced``), so a crash in between re-emits it (same key: consumers can
