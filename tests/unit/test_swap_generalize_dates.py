@@ -64,3 +64,19 @@ def test_quarter_step_keeps_its_hierarchy():
     assert quarter_step.generalize("August 2006", "Date") == "the third quarter of 2006"
     assert quarter_step.generalize("the third quarter of 2006", "Date") == "2006"
     assert quarter_step.generalize("Q2 2021", "Date") == "2021"
+
+
+def test_a_year_the_tagger_cut_from_its_period_stays_a_year_in_the_released_text():
+    """Through the swap stage's rewrite: "our H2 [2018]" (the tagger took the year alone) must not read "our H2 the
+    2010s"; a year on its own still goes to its decade."""
+    from anonstream.swap import Release
+    from anonstream.swap.pairing import Releaser
+    from anonstream.swap.release import DEFAULT_RELEASE
+    from anonstream.swap.testing import make_chunk
+    from anonstream.swap.tuples import analyze
+
+    release = Release.from_dict(DEFAULT_RELEASE)
+    chunk = make_chunk("d1", 0, "Savings start in our H2 {DATETIME/DATE#date:2018}, after calendar "
+                                "{DATETIME/DATE#date:2019}. Sales rose in {DATETIME/DATE#date:2014}.")
+    released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
+    assert released.text == "Savings start in our H2 2018, after calendar 2019. Sales rose in the 2010s."

@@ -3,12 +3,8 @@
 The paper (000, §4 and §3.2.3) names "other suppressive measures ... for chunks that are not suitable
 for swapping" as the remedy for its low swap rate; generalization is the least destructive of them
 (SDC global recoding, cf. the paper's remark on recoding in §3.1.4): the released text keeps a true
-but coarser value, one step up a hierarchy (ARX's generalization hierarchies). This module is the plug-in
-point:
-
-* ``Generalizer.generalize(value, category)`` returns the coarser value (never the same string when
-  it can help it; callers treat an unchanged value as "could not generalize").
-* ``register_generalizer(name, factory)`` makes ``{name: ..., **params}`` usable in a release file.
+but coarser value, one step up a hierarchy (ARX's generalization hierarchies). The contract and the registry of
+named generalizers are ``anonstream.generalization``.
 
 Built in: ``label`` (the category's coarse label, e.g. ``[Organization]``), ``date`` (dates to
 month/year or year: "31 August 2006" → "August 2006"), ``place`` (the geographic hierarchy city → country →
@@ -20,9 +16,9 @@ from __future__ import annotations
 
 import functools
 import re
-from abc import ABC, abstractmethod
-from typing import Any, Callable
+from typing import Any
 
+from ..generalization import Generalizer
 from ..pii.merge import GROUP_HEADS
 from ..pii.policy import PUBLIC_BODY_HEADS
 
@@ -72,6 +68,10 @@ _YEARS_ONLY = re.compile(r"(?:(?:in|during)\s+)?(?:the\s+(?:calendar\s+)?year\s+
                          r"(?:1[5-9]\d\d|20\d\d)", re.I)
 
 
+_PART_OF_YEAR_BEFORE = re.compile(r"(?:\b(?:Q[1-4]|[1-4]Q|H[12]|[12]H|FY|fiscal|calendar|early|mid|late)|\b(?:end|half|"
+                                  r"quarter|months|beginning|start|middle|balance|remainder|rest)\s+of)[\s-]*$", re.I)
+
+
 def _year_of_period(m: re.Match) -> str:
     """A part of a year as its year, fiscal when it was ("the first quarter of fiscal 2016" → "fiscal 2016")."""
     return f"fiscal {m.group('year')}" if m.group("fiscal") else m.group("year")
@@ -84,24 +84,6 @@ def _month_of(groups: dict[str, str | None]) -> int | None:
         month = int(groups["mnum"])
         return month if 1 <= month <= 12 else None
     return None
-
-
-class Generalizer(ABC):
-    """Maps a value of a category to a coarser one (one step up a hierarchy). A common-noun result carries
-    its determiner ("the regional court"); the rewrite drops it after a determiner already in the text."""
-
-    name: str = "generalizer"
-
-    @abstractmethod
-    def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
-        """The coarser value for ``value`` of ``category`` (``kind``: the entity's kind, pii/kinds.py;
-        ``country``: the ISO alpha-2 code of the country it belongs to, ``EntitySpan.country``, when known)."""
-
-    def generalize_together(self, values: list[str], category: str, kind: str | None = None,
-                            country: str | None = None) -> list[str]:
-        """The coarser values for ``values`` of one kind read in one sentence (text order); by default each on its
-        own, a generalizer whose values are compared (figures) keeps what relates them."""
-        return [self.generalize(v, category, kind, country) for v in values]
 
 
 class LabelGeneralizer(Generalizer):
@@ -171,6 +153,11 @@ class DateGeneralizer(Generalizer):
         if self.level == "year":
             out = _SUB_YEAR.sub(_year_of_period, out)
         return out
+
+    def part_of_phrase(self, before: str) -> bool:
+        """A year right after a part of a year the tagger left out of the value ("our Q1 [2017]", "calendar [2017]"):
+        generalized alone it would read "Q1 the 2010s"; it stays as a year inside a phrase does."""
+        return bool(_PART_OF_YEAR_BEFORE.search(before))
 
     def _step(self, value: str) -> str:
         """One step up from the finest level ``value`` holds: a day or a part of a month to its month, a month
@@ -807,52 +794,3 @@ class PhraseGeneralizer(Generalizer):
 
 
 _NOT_HEADS = frozenset("the of and for a an in on at to by with de la".split())
-
-
-def _hierarchy_generalizer(**params: Any) -> Generalizer:
-    """A value up a stored embedding-cluster hierarchy (hierarchy/generalizer.py; imported when used)."""
-    from ..hierarchy.generalizer import HierarchyGeneralizer
-
-    return HierarchyGeneralizer(**params)
-
-
-_REGISTRY: dict[str, Callable[..., Generalizer]] = {
-    "label": LabelGeneralizer,
-    "date": DateGeneralizer,
-    "place": PlaceGeneralizer,
-    "kind": KindGeneralizer,
-    "range": RangeGeneralizer,
-    "demographic": DemographicGeneralizer,
-    "phrase": PhraseGeneralizer,
-    "hierarchy": _hierarchy_generalizer,
-}
-
-
-def register_generalizer(name: str, factory: Callable[..., Generalizer]) -> None:
-    """Make ``{name: <name>, **params}`` usable as a category's ``generalizer`` in release files."""
-    _REGISTRY[name] = factory
-
-
-def _wordnet_generalizer(**params: Any) -> Generalizer:
-    """``wordnet``: a common noun to its t-plausible WordNet hypernym (paper 002; anonstream.plausibility)."""
-    from ..plausibility.generalizer import WordNetGeneralizer
-
-    return WordNetGeneralizer(**params)
-
-
-register_generalizer("wordnet", _wordnet_generalizer)
-
-
-def build_generalizer(spec: dict[str, Any] | None) -> Generalizer:
-    """A generalizer from its release spec ``{"name": ..., **params}`` (default: label)."""
-    spec = dict(spec or {"name": "label"})
-    name = spec.pop("name")
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown generalizer {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
-    return factory(**spec)
-
-
-def known_generalizers() -> list[str]:
-    return sorted(_REGISTRY)

@@ -449,7 +449,8 @@ def make_entry(chunk: Chunk, an: Analysis, releaser: Releaser, J: tuple[str, ...
 def plan_generalized(text: str, sites: list[Site], gen: Generalizer, category: str, kind: str | None,
                      country: str | None) -> list[rewrite.SitePlan]:
     """Plans generalizing the sites of one slot, the values of each sentence together
-    (``Generalizer.generalize_together``): "increased to 16% from 12%" keeps its order ("15-20% from 10-15%")."""
+    (``Generalizer.generalize_together``): "increased to 16% from 12%" keeps its order ("15-20% from 10-15%"); a value
+    inside a phrase the tagger did not take whole stays (``Generalizer.part_of_phrase``: "our Q1 [2017]")."""
     mentions = [m for site in sites for m in site.mentions]
     starts = [s.start for s in split_sentences(text)] if len(mentions) > 1 else [0]
     by_sentence: dict[int, list[Mention]] = {}
@@ -458,7 +459,8 @@ def plan_generalized(text: str, sites: list[Site], gen: Generalizer, category: s
     new: dict[int, str] = {}
     for group in by_sentence.values():
         outs = gen.generalize_together([m.value for m in group], category, kind, country)
-        new.update({m.start: out for m, out in zip(group, outs)})
+        new.update({m.start: m.value if gen.part_of_phrase(text[max(0, m.start - 24):m.start]) else out
+                    for m, out in zip(group, outs)})
     plans: list[rewrite.SitePlan] = []
     for site in sites:
         mapped = {m.value: new[m.start] for m in site.mentions}
