@@ -27,7 +27,7 @@ import common
 
 from anonstream.plausibility import wordnet
 from anonstream.plausibility.search import exact_search, lub_search, top_down_greedy
-from anonstream.swap.generalize import build_generalizer
+from anonstream.generalization import build_generalizer
 
 CORPORA = {"TAB": common.REPO.parent / "shared" / "data" / "tab" / "echr_train_first100.json",
            "Wikipedia": common.REPO.parent / "shared" / "data" / "wikibio" / "wiki_test.json"}

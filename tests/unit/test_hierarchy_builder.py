@@ -104,7 +104,7 @@ def test_in_memory_registry_versions():
 def test_release_spec_builds_the_hierarchy_generalizer_from_a_file(tmp_path):
     import json
 
-    from anonstream.swap.generalize import build_generalizer, known_generalizers
+    from anonstream.generalization import build_generalizer, known_generalizers
 
     h = build_hierarchy("fruit", COUNTS, fake_embed)
     (tmp_path / "fruit.json").write_text(json.dumps(h.to_dict()))

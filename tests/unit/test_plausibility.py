@@ -15,7 +15,8 @@ from anonstream.plausibility.graph import HypernymGraph
 from anonstream.plausibility.search import exact_search, lub_search, top_down_greedy
 from anonstream.plausibility.senses import choose_sense, common_term
 from anonstream.pii.wordnet import wordnet_dir
-from anonstream.swap.generalize import DateGeneralizer, build_generalizer
+from anonstream.generalization import build_generalizer
+from anonstream.swap.generalize import DateGeneralizer
 
 # The paper's Fig. 2 paths as rebuilt by the digest (§2.2): volumes from the term up.
 SACRAMENTO = [1, 4, 32]       # Sacramento -> state capital -> capital

@@ -9,8 +9,8 @@ import yaml
 
 from anonstream import contracts
 from anonstream.records import EntitySpan
-from anonstream.swap.generalize import (DateGeneralizer, Generalizer, LabelGeneralizer, build_generalizer,
-                                        register_generalizer)
+from anonstream.generalization import Generalizer, build_generalizer, register_generalizer
+from anonstream.swap.generalize import DateGeneralizer, LabelGeneralizer
 from anonstream.swap.release import CATEGORIES, DEFAULT_RELEASE, Release, ReleaseInvalid, category_of
 
 ROOT = Path(__file__).resolve().parents[2]

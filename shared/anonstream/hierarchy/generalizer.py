@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..swap.generalize import Generalizer
+from ..generalization import Generalizer
 from .model import ROOT, Hierarchy
 
 

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..swap.generalize import Generalizer
+from ..generalization import Generalizer
 from . import wordnet
 from .cost import Cost, cost, plausible
 from .search import Plan, exact_search, lub_search, top_down_greedy
@@ -132,7 +132,7 @@ class WordNetGeneralizer(Generalizer):
 
     def __init__(self, bits: float = 6.0, senses: str = "first", fallback: str | None = None,
                  model: str | None = None, otherwise: dict[str, Any] | None = None):
-        from ..swap.generalize import build_generalizer
+        from ..generalization import build_generalizer
 
         if senses not in ("first", "embedding"):
             raise ValueError("wordnet generalizer senses must be 'first' or 'embedding'")

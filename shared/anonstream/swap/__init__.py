@@ -8,7 +8,8 @@ implementations; Redis ones in ``anonstream.stores.redis_swap``).
 """
 from __future__ import annotations
 
-from .generalize import DateGeneralizer, Generalizer, LabelGeneralizer, register_generalizer
+from ..generalization import Generalizer, register_generalizer
+from .generalize import DateGeneralizer, LabelGeneralizer
 from .pairing import SwapOutput, SwapProcessor, pool_of
 from .release import CATEGORIES, Release, ReleaseInvalid, category_of
 from .stores import InMemoryPoolStore, InMemoryTupleCounts, PoolEntry, PoolStore, TupleCounts

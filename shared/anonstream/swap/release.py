@@ -71,7 +71,7 @@ from jsonschema import Draft202012Validator
 from ..commonness import CommonRule
 from ..pii.kinds import UNKNOWN_KINDS
 from ..records import EntitySpan
-from .generalize import Generalizer, build_generalizer
+from ..generalization import Generalizer, build_generalizer
 
 SCHEMA_NAME = "release.v1"
 MAPPING_VERSION = "1"
