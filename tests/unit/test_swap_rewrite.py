@@ -232,3 +232,22 @@ def test_a_city_under_another_of_its_names_is_the_same_value():
     theirs = analyze(make_chunk("b", 0, "She lives in {LOC/GPE:Warsaw}."), R)
     slots = ours.slots_in(R.swapped)
     assert slots and ours.slot_digests(slots) == theirs.slot_digests(slots)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("We grew. {ORG/ORG#organization:Vantor}'s margin rose at {ORG/ORG#organization:Vantor}, and "
+     "{ORG/ORG#organization:Vantor} expects more.",
+     "We grew. The organisation's margin rose at the organisation, and the organisation expects more."),
+    ("{ORG/ORG#organization:Vantor} expects more; a value that {ORG/ORG#organization:Vantor} has.",
+     "The organisation expects more; a value that the organisation has."),
+])
+def test_a_generalized_name_keeps_its_article_and_its_clauses(text, expected):
+    """Through the swap stage's rewrite: a possessive, "at X", a sentence start, "that X has", and a name repeated
+    after a comma (a new clause, not a list of one value) each read as a sentence."""
+    from anonstream.swap.pairing import Releaser
+    from anonstream.swap.release import DEFAULT_RELEASE
+
+    release = Release.from_dict(DEFAULT_RELEASE)
+    c = make_chunk("d1", 0, text)
+    released, _ = Releaser(release).finalize(c, analyze(c, release), fallback="generalize")
+    assert released.text == expected

@@ -230,13 +230,14 @@ def mentions(chunk: Chunk, scope: str = "all") -> list[Mention]:
 
 
 def sites(text: str, found: list[Mention]) -> list[Site]:
-    """Group mentions (text order) into list sites: same slot, same DIRECT flag, and only a list
-    separator (on one line) between them."""
+    """Group mentions (text order) into list sites: same slot, same DIRECT flag, only a list separator (on one
+    line) between them, and no entity twice (a name repeated after a comma starts a new clause, not a list)."""
     out: list[Site] = []
     for m in found:
         last = out[-1] if out else None
         if (last is not None and last.slot == m.slot and last.direct == m.direct
-                and _LIST_SEPARATOR.match(text[last.end:m.start])):
+                and _LIST_SEPARATOR.match(text[last.end:m.start])
+                and all(other.ref != m.ref for other in last.mentions)):  # "at Siemens, and Siemens expects": no list
             last.mentions.append(m)
         else:
             out.append(Site(m.category, [m], m.direct, m.slot))
