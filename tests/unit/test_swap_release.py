@@ -243,7 +243,9 @@ def test_range_generalizer(value, kind, expected):
     ("Chief Financial Officer", "position", "executive"),  # a role in a business: WordNet's, never another office
     ("part owner", "position", "owner"),
     ("shareholder", "position", "investor"),
-    ("investor", "position", "an investor"),  # already the role: said as a role, not as "official"
+    ("investor", "position", "capitalist"),  # already the bare role: one WordNet step up, never "an investor"
+    ("a manager", "position", "an administrator"),  # the value's article follows the new noun ("an a manager" was)
+    ("analyst", "position", "expert"),  # no business role known: WordNet, never the false "official"
 ])
 def test_demographic_generalizer(value, kind, expected):
     assert build_generalizer({"name": "demographic"}).generalize(value, "Demographic", kind) == expected

@@ -732,6 +732,14 @@ def _demonym_continents() -> dict[str, str]:
     return out
 
 
+_ARTICLE = re.compile(r"(a|an|the)\s+", re.I)
+
+
+def article_for(noun: str) -> str:
+    """"a" or "an" before ``noun`` (by its first letter; enough for the role and occupation nouns WordNet gives)."""
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
 class DemographicGeneralizer(Generalizer):
     """Demographic values one step up: a nationality to its continent where countryinfo and GeoNames confirm one
     ("Danish", "French" → "European"), else to ``people`` (default "ethnic": "a Kurdish family" → "an ethnic
@@ -750,6 +758,12 @@ class DemographicGeneralizer(Generalizer):
         self.people = people
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
+        article = _ARTICLE.match(value)
+        if article and kind in ("position", "occupation"):  # "a manager" → "an administrator"
+            bare = self.generalize(value[article.end():], category, kind, country)
+            if _ARTICLE.match(bare):
+                return bare
+            return f"{article_for(bare) if article.group(1).lower() != 'the' else 'the'} {bare}"
         from ..pii.kinds import business_role, position_head
         from ..pii.wordnet import LEXFILE_PERSON, hypernym
 
@@ -759,7 +773,9 @@ class DemographicGeneralizer(Generalizer):
             if office:
                 return office if office != key else "official"
             role = business_role(value)  # "Chief Financial Officer" → "executive", "part owner" → "owner"
-            return (role if role != key else f"{'an' if role[0] in 'aeiou' else 'a'} {role}") if role else "official"
+            if role is not None and role != key:
+                return role
+            kind = "occupation"  # a role already bare ("manager") or none known: one WordNet step up
         if kind == "occupation":
             words = key.split()
             up = hypernym(key, LEXFILE_PERSON) or (hypernym(words[-1], LEXFILE_PERSON) if words else None)
