@@ -108,6 +108,7 @@ def main() -> None:
                              "mention (default %(default)s: about 20 of 716 companies, the issue's measure)")
     parser.add_argument("--review-lines", type=int, default=50, help="changed lines per domain for the blind review")
     parser.add_argument("--review-out", default=str(common.RESULTS_DIR / "domains-review.md"))
+    parser.add_argument("--keep-outputs", help="copy each domain's input and sanitized JSONL to this directory")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     results = common.Results("domains", "The release on three domains: court judgments, biographies, earnings calls",
@@ -115,6 +116,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-domains-"))
     try:
         measure(args, work, results)
+        if args.keep_outputs:
+            keep = Path(args.keep_outputs)
+            keep.mkdir(parents=True, exist_ok=True)
+            for path in [*work.glob("*.jsonl"), *work.glob("*/sanitized.jsonl")]:
+                shutil.copy(path, keep / (path.name if path.parent == work else f"{path.parent.name}.sanitized.jsonl"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     results.write()
