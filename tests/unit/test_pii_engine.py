@@ -117,3 +117,17 @@ def test_a_given_name_the_ner_calls_a_product_or_event_is_a_person():
     assert is_given_name_phrase("Ercan Dikici") and is_given_name_phrase("Emine")
     assert not is_given_name_phrase("Peugeot 505") and not is_given_name_phrase("Convention")
     assert not is_given_name_phrase("Ercan dikici")
+
+
+@pytest.mark.parametrize("text, start, end, expected", [
+    ("Thanks, <UNK>, for the question.", 9, 12, True),
+    ("Thanks, <UNK>, for the question.", 8, 13, True),
+    ("as [NAME] said", 3, 9, True),
+    ("as [PERSON_3] said", 4, 12, True),
+    ("the UNK program", 4, 7, False),  # no brackets: an acronym like any other
+    ("at <Acme> Corp", 4, 8, False),  # not upper case: a name in brackets
+])
+def test_redaction_placeholders_are_recognised(text, start, end, expected):
+    from anonstream.pii.vetting import is_redaction_placeholder
+
+    assert is_redaction_placeholder(text, start, end) is expected

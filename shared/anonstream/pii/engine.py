@@ -58,7 +58,7 @@ from .patterns import (
 )
 from .policies import make_policy
 from .policy import IdentifierPolicy, country_of, rank_max
-from .vetting import PersonVetter, VetContext
+from .vetting import PersonVetter, VetContext, is_redaction_placeholder
 
 __all__ = [
     "DocumentEntities", "PseudonymStore", "InMemoryPseudonymStore", "PiiConfig", "PiiEngine", "PATTERN_LABELS",
@@ -240,7 +240,8 @@ class PiiEngine:
             if hasattr(r, "vet_detections"):
                 found = r.vet_detections(text, found)
         found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()
-                 and not (d.type == "DATETIME" and is_legal_date(text, d.start, d.end))]
+                 and not (d.type == "DATETIME" and is_legal_date(text, d.start, d.end))
+                 and not is_redaction_placeholder(text, d.start, d.end)]
         if self._allow:
             found = [d for d in found if normalize(text[d.start : d.end]) not in self._allow]
         ctx = None

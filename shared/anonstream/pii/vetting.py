@@ -24,6 +24,7 @@ education, "studied Law at") → DEM.
 
 A bare candidate that is a translation gloss — the whole of a parenthesis right after a lower-case word, no first
 name, no English word: "appeal (Beschwerde)" — is dropped, whatever type NER gave it.
+A placeholder an earlier redaction left ("<UNK>", "[NAME]") is dropped, whatever type NER gave it.
 The "A. Background" that opens an enumerated section heading ("A. Background of the case", no final full stop)
 is dropped, whatever type NER gave it.
 Conversely, initials NER typed as a place or organisation ("E.H.") become PERSON (``initials_as_persons``).
@@ -171,6 +172,21 @@ def _foreign_title_rest(rest: str) -> bool:
     if len(words) < 2 or any(not w.islower() for w in words):
         return False
     return sum(wordnet.is_common_word(w) for w in words) * 3 <= len(words)
+
+
+_PLACEHOLDER = re.compile(r"[<\[]?[A-Z][A-Z0-9_]*[>\]]?")
+
+
+def is_redaction_placeholder(text: str, start: int, end: int) -> bool:
+    """The span is a placeholder an earlier redaction left ("<UNK>", "[NAME]", "[PERSON_3]"): upper-case letters,
+    digits or underscores inside angle or square brackets. It names nobody, and rewriting it again would only turn a
+    marker a reader understands into a false value ("<UNK>" read as an organisation)."""
+    span = text[start:end].strip()
+    if not _PLACEHOLDER.fullmatch(span):
+        return False
+    opened = span[0] in "<[" or text[max(0, start - 1):start] in ("<", "[")
+    closed = span[-1] in ">]" or text[end:end + 1] in (">", "]")
+    return opened and closed
 
 
 def is_translation_gloss(text: str, start: int, end: int) -> bool:
