@@ -54,7 +54,8 @@ def release_file(path: Path, name: str, identity_field: str | None, common_k: in
     text = (common.REPO / "deploy" / "release.default.yaml").read_text(encoding="utf-8")
     text = text.replace("name: default", f"name: {name}", 1)
     # later keys of a YAML mapping win: the variant's settings replace the default's
-    text += f"\nidentity_field: {json.dumps(identity_field)}\ncommon_k: {'null' if common_k is None else common_k}\n"
+    text += (f"\nidentity_field: {json.dumps(identity_field)}\ncommon_k: {'null' if common_k is None else common_k}\n"
+             "common_share: 0.0\n")  # the threshold is common_k alone, whatever the default's share
     path.write_text(text, encoding="utf-8")
     return path
 

@@ -137,6 +137,9 @@ DEFAULT_RELEASE: dict[str, Any] = {
     "protect": "all",
     "unknown_kinds": "generalize",
     "generalized_kinds": ["court", "prosecutor", "prison", "police", "position", "measure", "period", "person"],
+    "identity_field": None,
+    "common_k": 40,
+    "common_share": 0.035,
     "categories": {
         "Organization": {"status": "S", "generalizer": {"name": "kind"}},
         "Person": {"status": "U"},
