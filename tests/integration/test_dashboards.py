@@ -84,6 +84,8 @@ def stack(kafka_bootstrap, redis_url, tmp_path_factory):
            "ANONSTREAM_TOPIC_PREFIX": f"dash-{run}", "ANONSTREAM_TENANT": f"dash-{run}",
            "ANONSTREAM_PSEUDONYM_KEY": secrets.token_hex(32), "ANONSTREAM_MIXTURE_K": "4",
            "ANONSTREAM_REFIT_INTERVAL_S": "3600", "ANONSTREAM_REFIT_MIN_SAMPLES": "4",
+           # every chunk embedded: the drift panel needs a window of vectors these few documents' sample would not fill
+           "ANONSTREAM_EMBED_OTHERS": "1",
            "ANONSTREAM_AUDIT_SNAPSHOT_S": "1", "ANONSTREAM_AUDIT_ATTACK_TRAIN": str(tmp / "train.jsonl"),
            "ANONSTREAM_AUDIT_ATTACK_LABEL": "country", "ANONSTREAM_DASHBOARD_FRONTIER": str(tmp / "frontier.png")}
     settings = Settings(bootstrap=kafka_bootstrap, topic_prefix=f"dash-{run}")
