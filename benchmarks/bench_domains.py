@@ -39,8 +39,13 @@ ANONSTREAM = [str(common.REPO / ".venv" / "bin" / "python"), "-m", "anonstream.c
 TEST_PERIOD = "2016Q3"
 
 
-def anonstream(*args: str) -> None:
+SOURCE: Path | None = None  # --source: the package ``anonstream run`` uses (a baseline checkout's shared/)
+
+
+def anonstream(*args: str, source: Path | None = None) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ANONSTREAM_PII_CONFIG"}
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     subprocess.run(ANONSTREAM + list(args), check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -49,7 +54,7 @@ def run_release(corpus: Path, out_dir: Path) -> tuple[dict, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     sanitized = out_dir / "sanitized.jsonl"
     anonstream("run", "--input", str(corpus), "--output", str(sanitized), "--report", str(out_dir / "report.json"),
-               "--quiet")
+               "--quiet", source=SOURCE)
     return json.loads((out_dir / "report.json").read_text()), sanitized
 
 
@@ -108,11 +113,19 @@ def main() -> None:
                              "mention (default %(default)s: about 20 of 716 companies, the issue's measure)")
     parser.add_argument("--review-lines", type=int, default=50, help="changed lines per domain for the blind review")
     parser.add_argument("--review-out", default=str(common.RESULTS_DIR / "domains-review.md"))
+    parser.add_argument("--source", help="the package directory (a checkout's shared/) whose `anonstream run` is "
+                                         "measured, e.g. a baseline commit's worktree; the judges are this checkout's")
     parser.add_argument("--keep-outputs", help="copy each domain's input and sanitized JSONL to this directory")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    results = common.Results("domains", "The release on three domains: court judgments, biographies, earnings calls",
-                             args.quick)
+    global SOURCE
+    SOURCE = Path(args.source).resolve() if args.source else None
+    title = "The release on three domains: court judgments, biographies, earnings calls"
+    if SOURCE is not None:  # a baseline's release, judged by today's judges, in a results file of its own
+        commit = subprocess.run(["git", "-C", str(SOURCE), "log", "-1", "--format=%h %s"], capture_output=True,
+                                text=True).stdout.strip()
+        title += f" — `anonstream run` of {commit[:80]}"
+    results = common.Results("domains-baseline" if SOURCE is not None else "domains", title, args.quick)
     work = Path(tempfile.mkdtemp(prefix="bench-domains-"))
     try:
         measure(args, work, results)
