@@ -233,3 +233,12 @@ def test_first_annotator_profile_loads_and_keeps_its_places_and_nationalities():
 def test_an_exonym_spelled_as_it_sounds_is_the_city():
     assert city_population("Cracow") == city_population("Kraków") > 350_000
     assert named_after_large_city("Cracow District Court", 350_000)
+
+
+def test_a_continent_is_no_mask_whatever_its_type():
+    ents = DocumentEntities("d-continent")
+    for typ, text in (("LOC", "Europe"), ("DEM", "European"), ("ORG", "North America"), ("DEM", "Asian")):
+        assert RulePolicy().classify(_entity(ents, typ, text), ents) == "NO_MASK", text
+    assert RulePolicy().classify(_entity(ents, "DEM", "Paraguayan"), ents) == "QUASI"
+    assert RulePolicy().classify(_entity(ents, "LOC", "Latin America"), ents) == "QUASI"  # no GeoNames continent
+    assert RulePolicy(continent_no_mask=False).classify(_entity(ents, "LOC", "Europe"), ents) == "QUASI"
