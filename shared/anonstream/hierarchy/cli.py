@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from .model import Hierarchy
+from .stream import SHIPPED_CUT, SHIPPED_METHOD, SHIPPED_RATIO, SHIPPED_WEIGHTS
 
 
 def _registry():
@@ -104,13 +105,14 @@ def add_commands(subparsers) -> None:
     build.add_argument("--category", required=True)
     build.add_argument("--values", required=True, help="text file, one observed value per line (repeats count)")
     build.add_argument("--reference", help="text file of reference vocabulary, one value per line")
-    build.add_argument("--method", choices=["ward", "kmeans"], default="ward")
-    build.add_argument("--cut", choices=["count", "mass"], default="count",
+    build.add_argument("--method", choices=["ward", "kmeans"], default=SHIPPED_METHOD)
+    build.add_argument("--cut", choices=["count", "mass"], default=SHIPPED_CUT,
                        help="levels by cluster count (n/ratio^j) or record mass (halves of >= ratio^j records)")
-    build.add_argument("--ratio", type=float, default=2.0, help="divisor (count) or factor (mass) per level")
-    build.add_argument("--weights", choices=["values", "records"], default="values",
-                       help="records: weigh each value by its count in --values (rare values merge first, frequent "
-                            "ones last; with --method ward --ratio 1.5 the stream's default)")
+    build.add_argument("--ratio", type=float, default=SHIPPED_RATIO,
+                       help="divisor (count) or factor (mass) per level (default %(default)s; the paper's: 2)")
+    build.add_argument("--weights", choices=["values", "records"], default=SHIPPED_WEIGHTS,
+                       help="records (default): weigh each value by its count in --values, rare values merge first, "
+                            "frequent ones last; values: each value once (the paper)")
     build.add_argument("--min-label-count", type=int, default=10,
                        help="a node is named after a member only if it has this many records")
     build.add_argument("--model", help="embedding model (default: ANONSTREAM_EMBED_MODEL)")
@@ -127,12 +129,13 @@ def add_commands(subparsers) -> None:
     bench = sub.add_parser("adult-bench", help="paper 004's Adult table: manual vs embedding hierarchies")
     bench.add_argument("--data", required=True, help="folder with adult.data and arx-hierarchies/")
     bench.add_argument("--k", default="2,5,10,20,30,50,100")
-    bench.add_argument("--method", choices=["ward", "kmeans", "both"], default="kmeans")
-    bench.add_argument("--cut", choices=["count", "mass"], default="count", help="levels by cluster count or record mass")
-    bench.add_argument("--ratio", type=float, default=2.0)
+    bench.add_argument("--method", choices=["ward", "kmeans", "both"], default=SHIPPED_METHOD)
+    bench.add_argument("--cut", choices=["count", "mass"], default=SHIPPED_CUT,
+                       help="levels by cluster count or record mass")
+    bench.add_argument("--ratio", type=float, default=SHIPPED_RATIO, help="default %(default)s; the paper's: 2")
     bench.add_argument("--model", help="embedding model (default: the project's)")
     bench.add_argument("--seed", type=int, default=0, help="KMeans seed")
-    bench.add_argument("--weights", choices=["values", "records"], default="values",
-                       help="weigh each value by 1 (the paper) or by its record count")
+    bench.add_argument("--weights", choices=["values", "records"], default=SHIPPED_WEIGHTS,
+                       help="weigh each value by its record count (default) or by 1 (the paper)")
     bench.add_argument("--json", action="store_true", help='one JSON document {"rows": [...]}')
     bench.set_defaults(func=_adult_bench)

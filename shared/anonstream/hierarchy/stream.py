@@ -29,12 +29,16 @@ from .registry import HierarchyRegistry
 
 log = logging.getLogger(__name__)
 
+# What the stream builds unless the environment says otherwise (the CLI's defaults too): record-weighted Ward cut
+# at n/1.5, n/1.5², ... The paper's own is weights "values", ratio 2.
+SHIPPED_METHOD, SHIPPED_CUT, SHIPPED_WEIGHTS, SHIPPED_RATIO = "ward", "count", "records", 1.5
+
 
 class HierarchyRefitter:
     def __init__(self, registry: HierarchyRegistry, categories: Sequence[str],
                  embed: Callable[[list[str]], np.ndarray], embedding_model: str, interval_s: float = 3600.0,
-                 min_values: int = 20, method: str = "ward", cut: str = "count", max_values: int = 5000,
-                 clock=time.monotonic, weights: str = "records", ratio: float = 1.5):
+                 min_values: int = 20, method: str = SHIPPED_METHOD, cut: str = SHIPPED_CUT, max_values: int = 5000,
+                 clock=time.monotonic, weights: str = SHIPPED_WEIGHTS, ratio: float = SHIPPED_RATIO):
         self.registry = registry
         self.categories = tuple(categories)
         self.embed, self.embedding_model = embed, embedding_model
@@ -56,10 +60,10 @@ class HierarchyRefitter:
         return cls(registry, categories, embedder.encode, embedder.model_name,
                    float(os.environ.get("ANONSTREAM_HIERARCHY_REFIT_S", "3600")),
                    int(os.environ.get("ANONSTREAM_HIERARCHY_MIN_VALUES", "20")),
-                   os.environ.get("ANONSTREAM_HIERARCHY_METHOD", "ward"),
-                   os.environ.get("ANONSTREAM_HIERARCHY_CUT", "count"),
-                   weights=os.environ.get("ANONSTREAM_HIERARCHY_WEIGHTS", "records"),
-                   ratio=float(os.environ.get("ANONSTREAM_HIERARCHY_RATIO", "1.5")))
+                   os.environ.get("ANONSTREAM_HIERARCHY_METHOD", SHIPPED_METHOD),
+                   os.environ.get("ANONSTREAM_HIERARCHY_CUT", SHIPPED_CUT),
+                   weights=os.environ.get("ANONSTREAM_HIERARCHY_WEIGHTS", SHIPPED_WEIGHTS),
+                   ratio=float(os.environ.get("ANONSTREAM_HIERARCHY_RATIO", SHIPPED_RATIO)))
 
     def observe(self, chunks: Sequence) -> None:
         """Chunks (``records.Chunk``): count each clear mention of a configured category."""

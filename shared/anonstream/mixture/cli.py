@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 
+from ..config import Settings
 from .em import fit_mixture, select_k
 from .families import Family
 from .model import SphericalMixture
@@ -44,9 +45,13 @@ def add_commands(subparsers) -> None:
     sub = mixture.add_subparsers(dest="mixture_command", required=True)
     fit = sub.add_parser("fit", help="fit by EM; writes npz with mu (K x d), rho (K), pi (K), family")
     fit.add_argument("--embeddings", required=True, help=".npy, n x d (rows are normalized)")
-    fit.add_argument("--family", choices=[f.value for f in Family], default="pkb")
-    fit.add_argument("-k", type=int, default=10, help="number of components")
-    fit.add_argument("--min-weight", type=float, default=1e-3, help="ε: components below it are dropped")
+    stream = Settings()  # the cluster stage's family, K and ε
+    fit.add_argument("--family", choices=[f.value for f in Family], default=stream.mixture_family,
+                     help="default: ANONSTREAM_MIXTURE_FAMILY (%(default)s)")
+    fit.add_argument("-k", type=int, default=stream.mixture_k,
+                     help="number of components (default: ANONSTREAM_MIXTURE_K, %(default)s)")
+    fit.add_argument("--min-weight", type=float, default=stream.mixture_min_weight,
+                     help="ε: components below it are dropped (default: ANONSTREAM_MIXTURE_MIN_WEIGHT, %(default)s)")
     fit.add_argument("--select-k", help="comma-separated candidate K values; keep the best by --criterion")
     fit.add_argument("--criterion", choices=["bic", "aic"], default="bic")
     fit.add_argument("--seed", type=int, default=0)
