@@ -65,3 +65,10 @@ def test_attack_commands_cut_and_label_as_the_audit_attacker(command):
     args = parse(*command)
     audit_chunk_lines = inspect.signature(AttackMonitor.from_corpus).parameters["lines_per_chunk"].default
     assert (args.label_key, args.lines_per_chunk) == (Settings().audit_attack_label, audit_chunk_lines)
+
+
+@pytest.mark.parametrize("command", ["pitman", "uniqueness"])
+def test_risk_commands_take_the_population_the_audit_takes(command):
+    from anonstream.swap.release import Release
+
+    assert parse("risk", command, "--sizes", "s.json").population == Release.default().superpopulation_size

@@ -12,20 +12,22 @@ from pathlib import Path
 def add_commands(subparsers) -> None:
     risk = subparsers.add_parser("risk", help="disclosure-risk models (Ewens-Pitman population uniques)")
     sub = risk.add_subparsers(dest="risk_command", required=True)
-    p = sub.add_parser("pitman", help="Ewens-Pitman MLE, population uniques and p_hat from class sizes",
-                       description=__doc__)
+    _sizes_command(sub, "pitman", "Ewens-Pitman MLE, population uniques and p_hat from class sizes",
+                   "superpopulation size N >= n for eq. 2.14-2.15 (the paper uses 1e10-1e30)", cmd_pitman)
+    _sizes_command(sub, "uniqueness", "population uniques by Pitman, Zayatz and SNB, and Dankar's choice",
+                   "population size N >= n (the sampling fraction n / N decides Dankar's rule)", cmd_uniqueness)
+
+
+def _sizes_command(sub, name: str, help_text: str, population_help: str, func) -> None:
+    """A sub-command that reads class sizes and takes N, by default the audit's (the shipped release's)."""
+    from ..swap.release import DEFAULT_RELEASE
+
+    p = sub.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--sizes", required=True, help='JSON file {"sizes": [n_1, n_2, ...]} (one size per distinct tuple)')
-    p.add_argument("--population", type=float, default=None,
-                   help="superpopulation size N >= n for eq. 2.14-2.15 (the paper uses 1e10-1e30)")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of key: value lines")
-    p.set_defaults(func=cmd_pitman)
-    u = sub.add_parser("uniqueness", help="population uniques by Pitman, Zayatz and SNB, and Dankar's choice",
-                       description=__doc__)
-    u.add_argument("--sizes", required=True, help='JSON file {"sizes": [n_1, n_2, ...]} (one size per distinct tuple)')
-    u.add_argument("--population", type=float, required=True,
-                   help="population size N >= n (the sampling fraction n / N decides Dankar's rule)")
-    u.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    u.set_defaults(func=cmd_uniqueness)
+    p.add_argument("--population", type=float, default=DEFAULT_RELEASE["superpopulation_size"],
+                   help=f"{population_help}; default %(default)g, the shipped release's superpopulation_size")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=func)
 
 
 def _read_sizes(path: str) -> list[int]:
