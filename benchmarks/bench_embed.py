@@ -432,7 +432,7 @@ def roofline(texts: list[str], rates: dict[tuple[int, str], float], threads: int
         f"{100 * (1 - gemm_ms / stage_ms):.0f} % of its time goes elsewhere (attention scores and softmax, layer "
         "norms, GELU, (de)quantizing activations, tokenization, the stage's own code). The peaks and the stage rate "
         "are taken at different moments of a shared machine, so the estimate moves with its load; ONNX Runtime's own "
-        "per-operator profile of the same exports is `bench_embed_ops.py` (`embed_ops.md`).",
+        "per-operator profile of the same exports is in `embed_ops.md`.",
     ])
 
 
