@@ -72,3 +72,7 @@ def test_risk_commands_take_the_population_the_audit_takes(command):
     from anonstream.swap.release import Release
 
     assert parse("risk", command, "--sizes", "s.json").population == Release.default().superpopulation_size
+
+
+def test_detect_batches_as_the_pii_service():
+    assert parse("detect", "--input", "-", "--output", "-").batch_size == Settings().pii_max_batch

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..config import Settings
+
 MASKED = ("DIRECT", "QUASI")
 
 
@@ -217,7 +219,9 @@ def add_commands(subparsers: Any) -> None:
     d.add_argument("--output", required=True, help="JSONL: doc_id and spans per line ('-' = stdout)")
     d.add_argument("--config", help="PII config (YAML/JSON)")
     d.add_argument("--spacy-model", help="spaCy model name or path")
-    d.add_argument("--batch-size", type=int, default=16)
+    d.add_argument("--batch-size", type=int, default=Settings().pii_max_batch,
+                   help="documents per detection batch (default: ANONSTREAM_PII_MAX_BATCH, the pii service's, "
+                        "%(default)s)")
     d.add_argument("--trace", action="store_true", help="include the recognizer/rule trace per span")
     d.set_defaults(func=cmd_detect)
 
