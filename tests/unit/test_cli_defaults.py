@@ -76,3 +76,13 @@ def test_risk_commands_take_the_population_the_audit_takes(command):
 
 def test_detect_batches_as_the_pii_service():
     assert parse("detect", "--input", "-", "--output", "-").batch_size == Settings().pii_max_batch
+
+
+def test_train_detector_trains_as_the_shipped_detector_was_trained():
+    import json
+
+    from anonstream.detector.recognizer import SHIPPED
+
+    trained = json.loads((SHIPPED / "detector.json").read_text())
+    args = parse("train-detector", "--out", "model")
+    assert (args.epochs, args.seed) == (trained["epochs"], trained["seed"])
