@@ -40,14 +40,27 @@ def split_sentences(text: str) -> list[Sentence]:
             continue
         blank_before = "\n\n" in text[previous_end:line.start()] or not sentences
         doc = nlp(line.group())
-        for i, sent in enumerate(doc.sents):
+        first = True
+        for sent in doc.sents:
             stripped = sent.text.strip()
             if not stripped:
                 continue
             start = line.start() + sent.start_char + (len(sent.text) - len(sent.text.lstrip()))
-            sentences.append(Sentence(start, start + len(stripped), blank_before and i == 0))
+            if not first and _CONTINUES.match(stripped) and _ABBREVIATION_END.search(text[sentences[-1].start:
+                                                                                           sentences[-1].end]):
+                sentences[-1] = Sentence(sentences[-1].start, start + len(stripped), sentences[-1].paragraph_start)
+                continue
+            sentences.append(Sentence(start, start + len(stripped), blank_before and first))
+            first = False
         previous_end = line.end()
     return sentences
+
+
+# The sentencizer ends a sentence at every full stop; after a short abbreviation ("no.", "nos.", "pp.", "cf.") a
+# "sentence" that starts with a digit or a lower-case letter continues the one before ("file no. | 2009/2802"): a
+# number cut from its "no." is no longer read as a case number.
+_ABBREVIATION_END = re.compile(r"(?:^|[\s(])[A-Za-z]{1,4}\.$")
+_CONTINUES = re.compile(r"[0-9a-z]")
 
 
 @dataclass(frozen=True, slots=True)

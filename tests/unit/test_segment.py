@@ -1,6 +1,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from anonstream.segment import chunk_spans, split_sentences
@@ -37,3 +38,15 @@ def test_chunks_close_at_the_size_bound():
     text = " ".join(f"Sentence number {i} is here." for i in range(40))
     spans = chunk_spans(text, 120, 100)
     assert all(s.end - s.start <= 121 for s in spans[:-1])
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The amount was paid (file no. 2009/2802). In March 2007 he left.",
+     ["The amount was paid (file no. 2009/2802).", "In March 2007 he left."]),
+    ("See applications nos. 123/02 and 456/03. Then it ended.", ["See applications nos. 123/02 and 456/03.",
+                                                                  "Then it ended."]),
+    ("It ended. 2010 was hard.", ["It ended.", "2010 was hard."]),  # a word of five letters is no abbreviation
+    ("Mr. Smith came. He left.", ["Mr. Smith came.", "He left."]),
+])
+def test_a_number_after_a_short_abbreviation_continues_the_sentence(text, expected):
+    assert [text[s.start:s.end] for s in split_sentences(text)] == expected

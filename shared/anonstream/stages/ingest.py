@@ -11,7 +11,7 @@ from .base import Emit, Stage
 
 class IngestStage(Stage):
     name = "ingest"
-    version = "1"
+    version = "2"
     inputs = (topics.DOCUMENTS,)
 
     def __init__(self, max_chars: int = 1200, max_sentences: int = 8):
