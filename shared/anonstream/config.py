@@ -60,6 +60,8 @@
 | ANONSTREAM_SYNTH_SURFACE_FORMS | (none) | JSON `{field: {level: [words]}}` of the consistency rule (synthesis/consistency.py) |
 | ANONSTREAM_AUDIT_MAX_ID | 0.09 | the audit snapshot alerts when a target's identification probability exceeds this (the EMA figure cited by paper 003) |
 | ANONSTREAM_DASHBOARD_FRONTIER | (none) | a `frontier.png` of `anonstream plan-release`, shown on the audit service's dashboard (`GET /`) |
+| ANONSTREAM_DASHBOARD_SCRAPE | (none) | comma-separated `host:port` of the other services' metrics ports; the audit service's dashboard reads their `/metrics` for its per-stage charts (its own numbers it reads without this) |
+| ANONSTREAM_DASHBOARD_SCRAPE_S | 5 | ... this often; the dashboard keeps the last hour in memory |
 | ANONSTREAM_API_TOKEN | (required by `anonstream serve`) | bearer token of the REST API (secret; never a field here); unset: the server refuses to start unless `--insecure-no-auth` |
 | ANONSTREAM_API_HOST | 127.0.0.1 | address `anonstream serve` listens on |
 | ANONSTREAM_API_PORT | 8080 | ... and port |
@@ -154,6 +156,10 @@ class Settings:
     synth_surface_forms: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_SYNTH_SURFACE_FORMS"))
     # the risk-utility frontier plot the audit service's dashboard shows (runtime/dashboard.py)
     dashboard_frontier: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_DASHBOARD_FRONTIER"))
+    # the other services' metrics endpoints the dashboard scrapes for its per-stage time series, and how often
+    dashboard_scrape: tuple[str, ...] = field(
+        default_factory=lambda: tuple(t.strip() for t in _env("DASHBOARD_SCRAPE", "").split(",") if t.strip()))
+    dashboard_scrape_s: float = field(default_factory=lambda: float(_env("DASHBOARD_SCRAPE_S", "5")))
     # the REST API (api/); its token is read from ANONSTREAM_API_TOKEN by `anonstream serve`, not kept here
     api_host: str = field(default_factory=lambda: _env("API_HOST", "127.0.0.1"))
     api_port: int = field(default_factory=lambda: int(_env("API_PORT", "8080")))

@@ -233,7 +233,7 @@ def test_latency_histograms_process_time_per_stage_end_to_end_at_the_sink():
 
 def test_audit_dashboard_routes_serve_the_page_and_a_summary_without_text(tmp_path):
     from anonstream.config import Settings
-    from anonstream.runtime.dashboard import dashboard_routes
+    from anonstream.runtime.dashboard import History, Scraper, dashboard_routes
     from anonstream.stages.audit import AuditStage
     from anonstream.stores.base import InMemoryCounters
 
@@ -241,7 +241,8 @@ def test_audit_dashboard_routes_serve_the_page_and_a_summary_without_text(tmp_pa
     metrics = ServiceMetrics("audit", "0")
     metrics.observe_batch(0.1, consumed=3, produced=0, dead_lettered=0)
     (tmp_path / "frontier.png").write_bytes(b"\x89PNG")
-    routes = dashboard_routes(audit, metrics, Settings(dashboard_frontier=str(tmp_path / "frontier.png")))
+    scraper = Scraper(History(), audit, metrics.exposition, (), every_s=5)  # not started: no thread
+    routes = dashboard_routes(audit, metrics, Settings(dashboard_frontier=str(tmp_path / "frontier.png")), scraper)
     assert dashboard_routes(type("S", (), {"name": "swap"})(), metrics, Settings()) == {}
     ctype, page = routes["/"]()
     assert ctype.startswith("text/html") and "/api/summary" in page and "innerHTML" not in page
