@@ -315,6 +315,7 @@ function fmt(x, digits) {
   if (typeof x !== "number") return String(x);
   return Number.isInteger(x) ? String(x) : x.toFixed(digits === undefined ? 4 : digits);
 }
+function fixed(x, digits) { return x === null || x === undefined ? "–" : x.toFixed(digits); }
 function set(id, value) { document.getElementById(id).textContent = value; }
 function rows(table, data) {
   const t = document.getElementById(table);
@@ -380,7 +381,7 @@ function renderSeries(s) {
     const x = s.stages[n], r = t.insertRow();
     r.id = "stage-" + n;
     const p95 = last(x.p95_s);
-    for (const [cls, value] of [["name", n], ["rate", fmt(last(x.records_per_s), 2)], ["lag", fmt(last(x.lag))],
+    for (const [cls, value] of [["name", n], ["rate", fixed(last(x.records_per_s), 2)], ["lag", fmt(last(x.lag))],
                                 ["p95", p95 === null ? "–" : (1000 * p95).toFixed(1)], ["dead", fmt(last(x.dead_lettered))]]) {
       const c = r.insertCell(); c.className = cls; c.textContent = value;
     }
@@ -392,7 +393,7 @@ function renderSeries(s) {
   const risk = [], now = [];
   for (const [v, x] of Object.entries(s.risk.versions)) {
     risk.push({name: "DR " + v, t: s.risk.t, v: x.dr}, {name: "uniques kept " + v, t: s.risk.t, v: x.uniques_kept_share});
-    now.push([v, fmt(last(x.dr)), fmt(last(x.uniques_kept_share)), fmt(last(s.risk.attack_accuracy_after), 3)]);
+    now.push([v, fixed(last(x.dr), 4), fixed(last(x.uniques_kept_share), 4), fixed(last(s.risk.attack_accuracy_after), 3)]);
   }
   risk.push({name: "attacker accuracy", t: s.risk.t, v: s.risk.attack_accuracy_after});
   chart("chart-risk", risk);
