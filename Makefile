@@ -3,20 +3,29 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 DEMO_OUT := out/demo
 
-.PHONY: setup demo test test-chaos unit integration up down bench clean
+.PHONY: setup setup-test demo test test-chaos unit up down bench clean
 
-setup: $(STAMP)
+setup: $(RUNTIME_STAMP)
+setup-test: $(TEST_STAMP)
 
-# The venv is rebuilt when pyproject.toml changes. pip's cache keeps re-installs cheap (torch is large).
-$(STAMP): pyproject.toml deploy/system-deps.sh
+# Runtime only (what `make demo` and `make up` need): the package without extras, WordNet, the ONNX export.
+# Rebuilt when pyproject.toml changes; pip's cache keeps re-installs cheap (torch is large).
+$(RUNTIME_STAMP): pyproject.toml deploy/system-deps.sh
 	deploy/system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e .
 	$(BIN)/python -m anonstream.embedding_onnx  # the embedding model's ONNX export, once into the cache
+	@touch $@
+
+# On top of the runtime: the test extras, and chromium + prometheus for the dashboard tests.
+$(TEST_STAMP): $(RUNTIME_STAMP)
+	deploy/system-deps.sh --test
+	$(BIN)/pip install --quiet -e '.[test]'
 	@touch $@
 
 demo: setup
@@ -27,15 +36,15 @@ demo: setup
 	@echo "dead letters:        $(DEMO_OUT)/sanitized.dead-letter.jsonl"
 
 # Unit and integration tests; starts Kafka and Redis (deploy/infra.sh) and stops them afterwards.
-test: setup
+test: setup-test
 	deploy/run-tests.sh
 
-# Chaos suite (issue 13): kills, broker and Redis restarts, hostile input, leakage; its own Kafka and Redis.
+# Chaos suite: kills, broker and Redis restarts, hostile input, leakage; its own Kafka and Redis.
 # Figures: benchmarks/results/reliability.md.
-test-chaos: setup
+test-chaos: setup-test
 	tests/chaos/run.sh
 
-unit: setup
+unit: setup-test
 	$(BIN)/python -m pytest -q tests/unit
 
 up: setup
@@ -44,7 +53,7 @@ up: setup
 down:
 	deploy/services.sh down
 
-bench: setup
+bench: setup-test
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run_all.py
 
