@@ -48,7 +48,7 @@ def test_eval_pii_json(tmp_path, capsys):
 
 
 def test_eval_pii_default_weighting_without_wordfreq(tmp_path, capsys, monkeypatch):
-    """The README's `eval-pii --tab FILE` works after plain set-up (no bench extra): no weighted precision,
+    """docs/quickstart.md's `eval-pii --tab FILE` works after plain set-up (no bench extra): no weighted precision,
     a note on stderr; asking for unigram_ic explicitly without wordfreq is a clear error."""
     import importlib.util
 

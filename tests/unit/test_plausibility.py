@@ -211,7 +211,7 @@ def test_cli_json_shape(capsys):
 
 @needs_wordnet
 def test_release_yaml_enables_wordnet(tmp_path):
-    """The README's release snippet: Demographic generalized t-plausibly, the other categories as the default."""
+    """The release snippet of docs/concepts.md (t-plausible generalization): Demographic generalized t-plausibly, the other categories as the default."""
     import copy
 
     import yaml
