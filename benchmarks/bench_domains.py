@@ -42,20 +42,40 @@ TEST_PERIOD = "2016Q3"
 SOURCE: Path | None = None  # --source: the package ``anonstream run`` uses (a baseline checkout's shared/)
 
 
-def anonstream(*args: str, source: Path | None = None) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "ANONSTREAM_PII_CONFIG"}
+def anonstream(*args: str, source: Path | None = None, release: Path | None = None) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANONSTREAM_PII_CONFIG", "ANONSTREAM_RELEASE")}
     if source is not None:
         env["PYTHONPATH"] = str(source)
+    if release is not None:
+        env["ANONSTREAM_RELEASE"] = str(release)
     subprocess.run(ANONSTREAM + list(args), check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def run_release(corpus: Path, out_dir: Path) -> tuple[dict, Path]:
-    """``anonstream run`` on ``corpus``: its report and the sanitized JSONL."""
+def run_release(corpus: Path, out_dir: Path, counts: Path | None = None,
+                release: Path | None = None) -> tuple[dict, Path]:
+    """``anonstream run`` on ``corpus`` (from ``counts``, under ``release``): its report and the sanitized JSONL."""
     out_dir.mkdir(parents=True, exist_ok=True)
     sanitized = out_dir / "sanitized.jsonl"
     anonstream("run", "--input", str(corpus), "--output", str(sanitized), "--report", str(out_dir / "report.json"),
-               "--quiet", source=SOURCE)
+               "--quiet", *(["--counts", str(counts)] if counts else []), source=SOURCE, release=release)
     return json.loads((out_dir / "report.json").read_text()), sanitized
+
+
+def split_counts(path: Path, work: Path) -> tuple[Path, Path]:
+    """A counts file (``anonstream counts warm --out``) split by identity into two halves of alternate identities:
+    one warms a stream, the other is the reference that stream's over-masking is judged by."""
+    obj = json.loads(path.read_text(encoding="utf-8"))
+    out = []
+    for half in (0, 1):
+        keep = [i for i in range(len(obj["identities"])) if i % 2 == half]
+        index = {old: new for new, old in enumerate(keep)}
+        values = {k: [index[i] for i in v if i in index] for k, v in obj["values"].items()}
+        half_path = work / f"reference-counts-{'warm' if half == 0 else 'judge'}.json"
+        half_path.write_text(json.dumps({"identity_field": obj["identity_field"],
+                                         "identities": [obj["identities"][i] for i in keep],
+                                         "values": {k: v for k, v in values.items() if len(v) >= 2}}), encoding="utf-8")
+        out.append(half_path)
+    return out[0], out[1]
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
@@ -111,6 +131,9 @@ def main() -> None:
     parser.add_argument("--common-k", type=float, default=0.025,
                         help="over-masking: a changed value this share (below 1) or count of reference companies "
                              "mention (default %(default)s: about 20 of 716 companies, the issue's measure)")
+    parser.add_argument("--warm-counts", action="store_true",
+                        help="also release the earnings calls from counts of half the reference companies "
+                             "(release identity_field: ticker), judging over-masking by the other half")
     parser.add_argument("--review-lines", type=int, default=50, help="changed lines per domain for the blind review")
     parser.add_argument("--review-out", default=str(common.RESULTS_DIR / "domains-review.md"))
     parser.add_argument("--source", help="the package directory (a checkout's shared/) whose `anonstream run` is "
@@ -180,15 +203,6 @@ def measure(args, work: Path, results) -> None:
     if n_test:
         test = test[:n_test]
     test_corpus = write_jsonl(work / "calls-test.jsonl", test)
-    common.log(f"anonstream run, earnings calls ({len(test)} {TEST_PERIOD} calls)")
-    report, sanitized_path = run_release(test_corpus, work / "calls")
-    rates["earnings calls"] = report["documents_per_second"]
-    flow["earnings calls"] = flow_of(report)
-    attack_json = work / "attack.json"
-    common.log("attack")
-    anonstream("attack", "--train", str(split / "2016Q2.jsonl"), "--test", str(test_corpus), "--sanitized",
-               str(sanitized_path), "--json", str(attack_json))
-    attack = json.loads(attack_json.read_text())
     test_ids = {r["doc_id"] for r in test}
     with EARNINGS_ALL.open(encoding="utf-8") as handle:
         others = [r for r in map(json.loads, handle) if r.get("period") != TEST_PERIOD and r["doc_id"] not in test_ids]
@@ -201,19 +215,39 @@ def measure(args, work: Path, results) -> None:
         counts_path = work / "reference-counts.json"
         anonstream("counts", "warm", "--input", str(reference_corpus), "--identity-field", "ticker", "--out",
                    str(counts_path), "--quiet")
+    modes = {"earnings calls": (None, None)}
+    if args.warm_counts:  # one half of the reference companies warms the stream, the other half judges it
+        warm_path, judge_path = split_counts(counts_path, work)
+        release = work / "release-earnings-warm.yaml"
+        release.write_text((common.REPO / "deploy" / "release.default.yaml").read_text(encoding="utf-8")
+                           + "\nidentity_field: ticker\n", encoding="utf-8")
+        modes["earnings calls, warm"] = (warm_path, release)
+        counts_path = judge_path
     reference = load_reference(counts_path)
-    sanitized = read_sanitized(sanitized_path)
     raw = {r["doc_id"]: r["text"] for r in test}
-    checked = rng.sample(sanitized, min(n_check, len(sanitized)))
-    checks["earnings calls"] = check_release([(i, raw[i], t) for i, t in checked if i in raw], tagger=tagger,
-                                             reference=reference, common_k=args.common_k)
-    changed["earnings calls"] = changed_lines(raw, sanitized)
+    attack = {}
+    for domain, (warm, release) in modes.items():
+        common.log(f"anonstream run, {domain} ({len(test)} {TEST_PERIOD} calls)")
+        report, sanitized_path = run_release(test_corpus, work / domain.replace(" ", "-").replace(",", ""),
+                                             counts=warm, release=release)
+        rates[domain] = report["documents_per_second"]
+        flow[domain] = flow_of(report)
+        attack_json = work / "attack.json"
+        common.log("attack")
+        anonstream("attack", "--train", str(split / "2016Q2.jsonl"), "--test", str(test_corpus), "--sanitized",
+                   str(sanitized_path), "--json", str(attack_json))
+        attack[domain] = json.loads(attack_json.read_text())
+        sanitized = read_sanitized(sanitized_path)
+        checked = random.Random(args.seed).sample(sanitized, min(n_check, len(sanitized)))
+        checks[domain] = check_release([(i, raw[i], t) for i, t in checked if i in raw], tagger=tagger,
+                                       reference=reference, common_k=args.common_k)
+        changed[domain] = changed_lines(raw, sanitized)
 
     # ---- the table -----------------------------------------------------------------------------------
-    domains = ["TAB train", "biographies", "earnings calls"]
+    calls = list(modes)
+    domains = ["TAB train", "biographies", *calls]
     tab, bio = gold_scores["TAB train"].headline, gold_scores["biographies"].headline
-    cap = attack["attackers"].get("capitalized", {})
-    tokens = attack.get("tokens", {}).get("unchanged_share")
+    dash = ["–"] * len(calls)
 
     def findings(domain: str) -> str:
         c = checks[domain]
@@ -222,27 +256,29 @@ def measure(args, work: Path, results) -> None:
     def kind(h: dict) -> str:
         return f"{pct(h['kind_kept_by_gold_type'])} vs {pct(h['kind_kept_by_gold_type_random_baseline'])}"
 
+    def over_masked(domain: str) -> str:
+        c = checks[domain]
+        return f"{c.counts()['over_masked']} (≥ {c.over_masking_threshold} of {reference.identities} reference companies)"
+
     rows = [
-        ["checker: false generalizations and broken phrases = 0", findings("TAB train"), findings("biographies"),
-         findings("earnings calls")],
+        ["checker: false generalizations and broken phrases = 0", *(findings(d) for d in domains)],
         ["agreed QUASI changed ≥ 98 % (TAB)", pct(tab["agreed_quasi_changed_share"]),
-         pct(bio["agreed_quasi_changed_share"]), "–"],
+         pct(bio["agreed_quasi_changed_share"]), *dash],
         ["agreed NO_MASK kept ≥ 95 % (TAB)", pct(tab["agreed_no_mask_kept_share"]),
-         pct(bio["agreed_no_mask_kept_share"]), "–"],
+         pct(bio["agreed_no_mask_kept_share"]), *dash],
         ["DIRECT surviving = 0 (any annotator)", pct(tab["direct_any_annotator_surviving_share"]),
-         pct(bio["direct_any_annotator_surviving_share"]), "–"],
+         pct(bio["direct_any_annotator_surviving_share"]), *dash],
         ["QUASI changed ≥ 90 % (biographies; first annotator)", pct(tab["quasi_changed_share"]),
-         pct(bio["quasi_changed_share"]), "–"],
-        ["kind kept by gold type ≥ its random baseline", kind(tab), kind(bio), "–"],
+         pct(bio["quasi_changed_share"]), *dash],
+        ["kind kept by gold type ≥ its random baseline", kind(tab), kind(bio), *dash],
         ["disputed mentions changed (reported)", pct(tab["disputed_changed_share"]), pct(bio["disputed_changed_share"]),
-         "–"],
+         *dash],
         ["R_quasi, all annotators (reported)", pct(tab["r_quasi_all_annotators"]), pct(bio["r_quasi_all_annotators"]),
-         "–"],
-        ["capitalized-words attacker drop ≥ 70 % relative", "–", "–", pct(cap.get("relative_drop"))],
-        ["tokens unchanged ≥ 95 %", "–", "–", pct(tokens)],
-        ["over-masked changed values (reported)", "–", "–",
-         f"{checks['earnings calls'].counts()['over_masked']} (≥ {checks['earnings calls'].over_masking_threshold} of "
-         f"{reference.identities} reference companies)"],
+         *dash],
+        ["capitalized-words attacker drop ≥ 70 % relative", "–", "–",
+         *(pct(attack[d]["attackers"].get("capitalized", {}).get("relative_drop")) for d in calls)],
+        ["tokens unchanged ≥ 95 %", "–", "–", *(pct(attack[d].get("tokens", {}).get("unchanged_share")) for d in calls)],
+        ["over-masked changed values (reported)", "–", "–", *(over_masked(d) for d in calls)],
         ["`anonstream run` documents/s (after model load)", *(f"{rates[d]:.2f}" for d in domains)],
         ["documents out / in (dead letters by stage)", *(flow[d] for d in domains)],
         ["blind review: over-masked + broken + false ≤ 8 % of changed spans",
@@ -252,7 +288,10 @@ def measure(args, work: Path, results) -> None:
                     + f"\n\nTAB: the first {n_tab} train documents against every annotator; biographies: the first "
                     f"{n_bio} of `wiki_test.json` (one annotator each, so agreed = that annotator); earnings calls: "
                     f"{len(test)} {TEST_PERIOD} calls released and attacked (train 2016Q2 raw, "
-                    f"{attack['train']['labels']} companies), the checks on {len(checked)} of them.")
+                    f"{attack['earnings calls']['train']['labels']} companies), the checks on {min(n_check, len(test))} of them"
+                    + (f"; \"warm\": the stream starts from the counts of half the reference companies "
+                       f"(`anonstream run --counts`, release `identity_field: ticker`), over-masking is judged by the "
+                       f"other half" if args.warm_counts else "") + ".")
     results.section("Findings of the checks (`evaluate-release`, evaluation/checks.py)", common.table(
         ["check", "false or broken", *domains],
         [[c, "yes" if c in FALSE_OR_BROKEN else "reported", *(checks[d].counts()[c] for d in domains)]
