@@ -19,7 +19,7 @@ $(RUNTIME_STAMP): pyproject.toml deploy/system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
 	$(BIN)/pip install --quiet -e .
-	$(BIN)/python -m anonstream.embedding_onnx  # the embedding model's ONNX export, once into the cache
+	$(BIN)/python -m anonstream.embedding.onnx  # the embedding model's ONNX export, once into the cache
 	@touch $@
 
 # On top of the runtime: the test extras, and chromium + prometheus for the dashboard tests.

@@ -62,7 +62,7 @@ from bench_kafka import dev_documents
 from anonstream import contracts, serde, topics
 from anonstream.config import Settings
 from anonstream.embedding import DEFAULT_MODEL, Embedder, load_encoder, load_onnx_encoder, resolve_model_path
-from anonstream.embedding_onnx import dynamic_int8, load_session, load_tokenizer
+from anonstream.embedding.onnx import dynamic_int8, load_session, load_tokenizer
 from anonstream.records import Chunk, Document
 from anonstream.stages.base import InputMessage, StageDriver
 from anonstream.stages.embed import EmbedStage
@@ -332,7 +332,7 @@ def peak_rate(macs: float, call: Callable[[], Any], seconds: float = 2.0) -> flo
 
 def onnx_matmul(weight: np.ndarray, int8: bool, threads: int, directory: Path) -> Callable[[np.ndarray], Any]:
     """A one-node ONNX graph ``y = x @ weight`` in ONNX Runtime, session options as the embed stage's; with
-    ``int8`` quantized as the int8 export is (``embedding_onnx.dynamic_int8``)."""
+    ``int8`` quantized as the int8 export is (``embedding.onnx.dynamic_int8``)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from anonstream.embedding import DEFAULT_MODEL, Embedder, resolve_model_path
-from anonstream.embedding_onnx import exported, length_batches, pad_batch, unsupported_reason
+from anonstream.embedding.onnx import exported, length_batches, pad_batch, unsupported_reason
 
 SENTENCES = [
     "The applicant was born in 1961 and lives in Vilnius.",

