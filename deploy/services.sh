@@ -4,14 +4,36 @@
 #   deploy/services.sh down     stop the stage processes (by recorded PID), then the infrastructure
 #   deploy/services.sh status
 # Logs: .run/services/<stage>.log. Produce documents to <prefix>.documents.v1; read <prefix>.sanitized.v1.
-# The audit service's Prometheus gauges (risk, DU, attack accuracy): http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/metrics
-# and its built-in dashboard (runtime/dashboard.py): http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/
+# Metrics: every stage serves GET /metrics on 127.0.0.1: the audit on ${ANONSTREAM_AUDIT_METRICS_PORT:-9464}, with its
+# built-in dashboard (runtime/dashboard.py) at /; the other stages on consecutive ports from
+# ${ANONSTREAM_STAGE_METRICS_PORT_BASE:-9465} in the order of STAGES (ingest 9465 ... sink 9471), and the audit's
+# dashboard scrapes them (ANONSTREAM_DASHBOARD_SCRAPE; set it to override the list).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 RUN="${ANONSTREAM_RUN_DIR:-$ROOT/.run}/services"
 STAGES=(ingest pii embed cluster refit swap sink audit)
 BIN="$ROOT/.venv/bin"
+AUDIT_PORT="${ANONSTREAM_AUDIT_METRICS_PORT:-9464}"
+STAGE_PORT_BASE="${ANONSTREAM_STAGE_METRICS_PORT_BASE:-9465}"
+
+metrics_port() {  # the metrics port of stage $1
+  local i
+  if [ "$1" = audit ]; then echo "$AUDIT_PORT"; return; fi
+  for i in "${!STAGES[@]}"; do
+    if [ "${STAGES[$i]}" = "$1" ]; then echo $((STAGE_PORT_BASE + i)); return; fi
+  done
+  echo "unknown stage $1" >&2; return 1
+}
+
+scrape_list() {  # host:port of every stage but the audit (which reads its own registry), comma-separated
+  local stage out=""
+  for stage in "${STAGES[@]}"; do
+    [ "$stage" = audit ] && continue
+    out="${out:+$out,}127.0.0.1:$(metrics_port "$stage")"
+  done
+  echo "$out"
+}
 
 up() {
   mkdir -p "$RUN"
@@ -24,17 +46,18 @@ up() {
   fi
   export ANONSTREAM_BOOTSTRAP ANONSTREAM_REDIS_URL ANONSTREAM_PSEUDONYM_KEY
   "$BIN/anonstream" topics create
+  local scrape="${ANONSTREAM_DASHBOARD_SCRAPE:-$(scrape_list)}" stage port
   for stage in "${STAGES[@]}"; do
     if [ -f "$RUN/$stage.pid" ] && kill -0 "$(cat "$RUN/$stage.pid")" 2>/dev/null; then
       echo "$stage already running (pid $(cat "$RUN/$stage.pid"))"; continue
     fi
-    port=0
-    [ "$stage" = audit ] && port="${ANONSTREAM_AUDIT_METRICS_PORT:-9464}"
-    ANONSTREAM_METRICS_PORT="$port" nohup "$BIN/anonstream" service "$stage" >"$RUN/$stage.log" 2>&1 </dev/null &
+    port="$(metrics_port "$stage")"
+    ANONSTREAM_METRICS_PORT="$port" ANONSTREAM_DASHBOARD_SCRAPE="$scrape" \
+      nohup "$BIN/anonstream" service "$stage" >"$RUN/$stage.log" 2>&1 </dev/null &
     echo $! > "$RUN/$stage.pid"
-    echo "$stage started (pid $!, log $RUN/$stage.log)"
+    echo "$stage started (pid $!, log $RUN/$stage.log, metrics http://127.0.0.1:$port/metrics)"
   done
-  echo "audit gauges on http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/metrics, dashboard on http://127.0.0.1:${ANONSTREAM_AUDIT_METRICS_PORT:-9464}/"
+  echo "dashboard on http://127.0.0.1:$AUDIT_PORT/ (the stages' metrics scraped from $scrape)"
   echo "produce to ${ANONSTREAM_TOPIC_PREFIX:-anonstream}.documents.v1 at $ANONSTREAM_BOOTSTRAP; sanitized documents on ${ANONSTREAM_TOPIC_PREFIX:-anonstream}.sanitized.v1"
   echo "feed and read them:  $BIN/anonstream produce --input docs.jsonl"
   echo "                     $BIN/anonstream consume --output out.jsonl --count N"
@@ -59,7 +82,7 @@ status() {
   local stage
   for stage in "${STAGES[@]}"; do
     if [ -f "$RUN/$stage.pid" ] && kill -0 "$(cat "$RUN/$stage.pid")" 2>/dev/null; then
-      echo "$stage: running (pid $(cat "$RUN/$stage.pid"))"
+      echo "$stage: running (pid $(cat "$RUN/$stage.pid"), metrics http://127.0.0.1:$(metrics_port "$stage")/metrics)"
     else
       echo "$stage: stopped"
     fi

@@ -135,3 +135,9 @@ def test_stages_serve_metrics_and_prometheus_scrapes_them(compose: dict) -> None
     config = yaml.safe_load((COMPOSE.parent / "prometheus" / "prometheus.yml").read_text())
     targets = config["scrape_configs"][0]["static_configs"][0]["targets"]
     assert sorted(targets) == sorted(f"{stage}:9464" for stage in STAGES)
+
+
+def test_the_audit_dashboard_scrapes_every_other_stage(compose: dict) -> None:
+    env = compose["services"]["audit"]["environment"]
+    assert env["ANONSTREAM_DASHBOARD_SCRAPE"].split(",") == [f"{stage}:9464" for stage in STAGES if stage != "audit"]
+    assert env["ANONSTREAM_PSEUDONYM_KEY"] and env["ANONSTREAM_BOOTSTRAP"] == "kafka:9092"  # the shared env kept
