@@ -197,6 +197,8 @@ def test_a_list_of_places_goes_to_what_contains_every_one(value, country, expect
     ("the Defense Segment", "segment", "the segment"),
     ("Q4", "period", "the period"),
     ("Leanne", "person", "the person"),
+    ("ASU", "acronym", "[Acronym]"),  # an organisation, a measure or a standard: nothing says which
+    ("PKK", "acronym", "[Acronym]"),
 ])
 def test_kind_generalizer(value, kind, expected):
     assert build_generalizer({"name": "kind"}).generalize(value, "Organization", kind) == expected

@@ -403,14 +403,19 @@ class KindGeneralizer(Generalizer):
     Court" → "the regional court", "University of Warsaw" → "the university", "BG Bank A/S" → "the bank"). Any
     other name gets the neutral noun of the entity's kind when it has one ("Siemens", kind company → "the
     company"; a value the tagger typed ORG that is no organisation: "EBITDA", kind measure → "the measure", "A350"
-    → "the product", "Q4" → "the period"), else ``fallback`` (default "the organisation")."""
+    → "the product", "Q4" → "the period"), else ``fallback`` (default "the organisation"). An unexpanded acronym of
+    no known kind ("ASU", "PKK", "GAAP") is suppressed to ``acronym`` (default "[Acronym]"): whether it names an
+    organisation, a measure or a standard, nothing in the document says, and any noun would be a guess."""
 
     name = "kind"
 
-    def __init__(self, fallback: str = "the organisation"):
+    def __init__(self, fallback: str = "the organisation", acronym: str = "[Acronym]"):
         self.fallback = fallback
+        self.acronym = acronym
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
+        if kind == "acronym":
+            return self.acronym
         head = re.split(r"\s+of\s+", re.sub(r"^the\s+", "", value.strip(), flags=re.I), maxsplit=1)[0]
         words = [w.lower() for w in re.findall(r"[A-Za-z][\w'’-]*", head)]
         while len(words) > 1 and words[-1] in _LEGAL_FORMS:
