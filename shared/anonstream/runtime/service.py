@@ -90,6 +90,7 @@ class StageService:
                  ",".join(self.driver.input_topic_names()), group)
         loop = asyncio.get_running_loop()
         last_tick = last_stats = 0.0
+        self.stage.start()
         try:
             while not self._stopping.is_set():
                 batches = await self._poll_batch(consumer)
@@ -148,6 +149,7 @@ class StageService:
                     log.info("service %s: %s %s", self.stage.name, dict(self.metrics.records), stage_metrics)
         finally:
             self._stopping.set()
+            await loop.run_in_executor(None, self.stage.close)
             if server is not None:
                 server.close()
             await consumer.stop()

@@ -10,6 +10,7 @@ from ..config import Settings
 from ..hierarchy.registry import HierarchyRegistry, InMemoryHierarchyRegistry
 from ..stages.base import Stage
 from ..stores import base
+from ..stores.lease import LeaderElection, LeaseBackend
 from ..stores.risk import InMemoryRiskTables, RiskTables
 from ..swap import InMemoryPoolStore, InMemoryTupleCounts, PoolStore, TupleCounts
 from ..swap.stores import InMemoryReplacementMemory, ReplacementMemory
@@ -50,6 +51,8 @@ class Stores:
     hierarchy_registry: HierarchyRegistry = field(default_factory=InMemoryHierarchyRegistry)
     # distinct identities per value (commonness.py; the pii stage counts and decides)
     value_counts: ValueCounts = field(default_factory=InMemoryValueCounts)
+    # the refit leader's lease (stores/lease.py); None: one refit instance, no election (the in-process runner)
+    refit_lease: LeaseBackend | None = None
 
 
 def in_memory_stores(settings: Settings) -> Stores:
@@ -137,10 +140,12 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         from ..hierarchy.stream import HierarchyRefitter
         from ..stages.refit import Refitter, RefitStage
 
+        election = None if stores.refit_lease is None else LeaderElection(
+            stores.refit_lease, settings.refit_lease_ttl_s, name=f"refit@{settings.instance}")
         return RefitStage(Refitter(stores.reservoir, stores.registry, settings.mixture_family,
                                    settings.mixture_k, settings.mixture_min_weight,
                                    settings.refit_interval_s, settings.refit_min_samples,
-                                   settings.refit_drift_nats),
+                                   settings.refit_drift_nats, election=election),
                           synthesis=_synthesis(settings, stores, "refit"),
                           hierarchies=HierarchyRefitter.from_env(stores.hierarchy_registry, settings.embed_model))
     if name == "swap":
@@ -195,6 +200,7 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
     the environment); it refuses to start without one."""
     from ..stores import redis_state
     from ..stores.redis_hierarchy import RedisHierarchyRegistry
+    from ..stores.redis_lease import RedisLease
     from ..stores.redis_risk import RedisRiskTables
     from ..stores.redis_swap import RedisReplacementMemory, RedisSwapPoolStore, RedisTupleCounts
 
@@ -225,4 +231,5 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
         synthesis_registry=redis_state.RedisModelRegistry(client, settings.tenant, area="synthesis"),
         hierarchy_registry=RedisHierarchyRegistry(client, settings.tenant),
         value_counts=value_counts,
+        refit_lease=RedisLease(client, settings.tenant) if stage_name == "refit" else None,
     )

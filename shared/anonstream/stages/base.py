@@ -89,6 +89,12 @@ class Stage(ABC):
         """Counters and gauges for the service's metrics (numbers only, never text)."""
         return {}
 
+    def start(self) -> None:
+        """The service loop is about to start (e.g. refit joins its leader election). Default: nothing."""
+
+    def close(self) -> None:
+        """The service is stopping (e.g. refit releases its lease). Default: nothing."""
+
     def after_produced(self, emits: Sequence[Emit]) -> None:
         """Called by the shell once ``emits`` are acknowledged by the broker and before the input
         offsets are committed: the place for state changes that must not precede the produce

@@ -6,6 +6,11 @@ out from its training data, so the baseline carries no overfitting optimism). A 
 fails its sanity checks (NaN, empty components, ρ outside [0, 1)) is never published. Only chunks with an
 embedding reach the reservoir: every chunk with something to swap and a hash sample of the others
 (``stages.embed.needs_vector``), so the mixture sees the whole stream, weighted toward the chunks it pairs.
+
+Many instances: every instance feeds the shared reservoir from the partitions it consumes, but only the leader
+fits and publishes (``election``: a lease with a fencing token, stores/lease.py). Its mixture publish carries the
+fence and is refused by the registry once another instance holds the lease (``StaleLeader``); the standbys keep
+their drift window current, and one of them takes over when the leader's lease expires or is released.
 """
 from __future__ import annotations
 
@@ -19,7 +24,8 @@ import numpy as np
 from .. import topics
 from ..mixture.model import SphericalMixture
 from ..records import Chunk
-from ..stores.base import ModelRegistry, Reservoir
+from ..stores.base import ModelRegistry, Reservoir, StaleLeader
+from ..stores.lease import LeaderElection
 from .base import ChunkStage, Emit
 from .cluster import fit_checked, model_info, model_update_emit
 
@@ -29,7 +35,7 @@ log = logging.getLogger(__name__)
 class Refitter:
     def __init__(self, reservoir: Reservoir, registry: ModelRegistry, family: str, k: int, min_weight: float,
                  interval_s: float, min_samples: int, drift_nats: float = 25.0, window: int = 500,
-                 clock=time.monotonic):
+                 clock=time.monotonic, election: LeaderElection | None = None):
         self.reservoir = reservoir
         self.registry = registry
         self.family, self.k, self.min_weight = family, k, min_weight
@@ -45,6 +51,11 @@ class Refitter:
         self._model_version: int | None = None
         self.published = 0
         self.rejected = 0
+        self.election = election  # None: this instance is the only one (in-process runner, tests)
+        self.fenced = 0  # publishes the registry refused: this instance had lost the lease meanwhile
+
+    def leads(self) -> bool:
+        return self.election is None or self.election.is_leader
 
     def _current_model(self) -> SphericalMixture | None:
         version = self.registry.current_version()
@@ -89,6 +100,8 @@ class Refitter:
 
     def maybe_refit(self) -> dict[str, Any] | None:
         """Refit and publish when due; return the model-update event or None."""
+        if not self.leads():
+            return None
         reason = self.due()
         if reason is None:
             return None
@@ -106,7 +119,18 @@ class Refitter:
             log.error("refit: model not published: %s", exc)
             return None
         info = model_info(model, reason)
-        version = self.registry.publish(model.to_bytes(), info)
+        if self.election is None:
+            version = self.registry.publish(model.to_bytes(), info)
+        else:
+            fence = self.election.fence()  # asked now, after the fit: the lease may have passed meanwhile
+            try:
+                if fence is None:
+                    raise StaleLeader("the lease expired during the fit")
+                version = self.registry.publish(model.to_bytes(), info, fence=fence)
+            except StaleLeader as exc:
+                self.fenced += 1
+                log.warning("refit: model not published, no longer the leader: %s", exc)
+                return None
         self.published += 1
         log.info("refit: published model version %d (%s, n=%d, k=%d)", version, reason, len(X), model.k)
         return {**info, "version": version}
@@ -136,6 +160,8 @@ class RefitStage(ChunkStage):
         return [[] for _ in items]
 
     def tick(self, now: float) -> list[Emit]:
+        if not self.refitter.leads():  # a standby only feeds the reservoir
+            return []
         if self.synthesis is not None:
             self.synthesis.maybe_refit()
         if self.hierarchies is not None:
@@ -145,5 +171,19 @@ class RefitStage(ChunkStage):
 
     def metrics(self) -> dict[str, Any]:
         drift = self.refitter.drift()
-        return {"reservoir_seen": self.refitter.reservoir.seen(), "published": self.refitter.published,
-                "rejected": self.refitter.rejected, "drift_nats": None if drift is None else round(drift, 2)}
+        numbers = {"reservoir_seen": self.refitter.reservoir.seen(), "published": self.refitter.published,
+                   "rejected": self.refitter.rejected, "drift_nats": None if drift is None else round(drift, 2)}
+        election = self.refitter.election
+        if election is not None:
+            numbers.update(leader=int(election.is_leader), leader_token=election.token or 0,
+                           leader_acquired=election.acquired, leader_lost=election.lost, fenced=self.refitter.fenced)
+        return numbers
+
+    def start(self) -> None:
+        if self.refitter.election is not None:
+            self.refitter.election.start()
+
+    def close(self) -> None:
+        """Shutdown: release the lease, so that a standby takes over without waiting for it to expire."""
+        if self.refitter.election is not None:
+            self.refitter.election.stop()

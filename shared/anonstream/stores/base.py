@@ -8,14 +8,31 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
 
 class StoreUnavailable(RuntimeError):
     """The backing store (Redis) cannot be reached right now."""
+
+
+class StaleLeader(Exception):
+    """A leader's write carried a fencing token that is no longer the latest, or its lease is no longer held
+    (stores/lease.py): the write was refused."""
+
+
+@dataclass(frozen=True)
+class Fence:
+    """What a leader's write carries (stores/lease.py): its lease's value (``owner``) and its fencing token. The
+    keys name where a Redis store finds the lease (the same hash slot as the store's own keys); ``verify`` is an
+    in-memory store's check (``InMemoryLease.holds``)."""
+    owner: str
+    token: int
+    lease_key: str = ""
+    token_key: str = ""
+    verify: Callable[["Fence"], bool] | None = field(default=None, compare=False, repr=False)
 
 
 class DocumentStateStore(ABC):
@@ -119,8 +136,10 @@ class ModelRegistry(ABC):
     def load(self, version: int) -> ModelVersion | None: ...
 
     @abstractmethod
-    def publish(self, model_bytes: bytes, info: dict[str, Any]) -> int:
-        """Store a new version, make it current, return its number."""
+    def publish(self, model_bytes: bytes, info: dict[str, Any], fence: Fence | None = None) -> int:
+        """Store a new version, make it current, return its number. With a leader's ``fence``
+        (stores/lease.py) the store first checks, atomically with the write, that the fence's token is the
+        latest one handed out and its lease is held, and raises ``StaleLeader`` otherwise."""
 
 
 class InMemoryModelRegistry(ModelRegistry):
@@ -135,7 +154,9 @@ class InMemoryModelRegistry(ModelRegistry):
     def load(self, version: int) -> ModelVersion | None:
         return self._versions.get(version)
 
-    def publish(self, model_bytes: bytes, info: dict[str, Any]) -> int:
+    def publish(self, model_bytes: bytes, info: dict[str, Any], fence: Fence | None = None) -> int:
+        if fence is not None and (fence.verify is None or not fence.verify(fence)):
+            raise StaleLeader(f"fencing token {fence.token} refused")
         version = (self._current or 0) + 1
         self._versions[version] = ModelVersion(version, model_bytes, {**info, "version": version})
         self._current = version

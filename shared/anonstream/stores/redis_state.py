@@ -23,8 +23,8 @@ import redis
 
 from .. import serde
 from ..config import Settings
-from .base import (Counters, DocumentStateStore, ModelRegistry, ModelVersion, PendingChunks, Reservoir,
-                   StoreUnavailable)
+from .base import (Counters, DocumentStateStore, Fence, ModelRegistry, ModelVersion, PendingChunks, Reservoir,
+                   StaleLeader, StoreUnavailable)
 
 
 def connect(url: str, username: str | None = None, password: str | None = None,
@@ -144,14 +144,33 @@ class RedisPendingChunks(_RedisStore, PendingChunks):
         return bool(self.r.exists(self.key("emitted", doc_id, fingerprint)))
 
 
+# A leader's publish (stores/lease.py): KEYS[1] lease, KEYS[2] fencing counter, KEYS[3] the new version's hash,
+# KEYS[4] the current pointer, KEYS[5..] versions to prune; ARGV[1] the leader's lease value, ARGV[2] its fencing
+# token, ARGV[3] the version, ARGV[4] model bytes, ARGV[5] info. Refused (0, nothing written) unless the token is the
+# latest handed out and the lease still holds the leader's value.
+_FENCED_PUBLISH = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or tonumber(redis.call('GET', KEYS[2]) or '0') ~= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('HSET', KEYS[3], 'bytes', ARGV[4], 'info', ARGV[5])
+redis.call('SET', KEYS[4], ARGV[3])
+for i = 5, #KEYS do redis.call('DEL', KEYS[i]) end
+return 1
+"""
+
+
 class RedisModelRegistry(_RedisStore, ModelRegistry):
     """Versions in hashes ``model:{v}`` (fields ``bytes``, ``info``); ``model:current`` points to the
     live one. The new hash, the pointer move and the pruning happen in one MULTI/EXEC transaction,
-    so a reader following the pointer always finds a complete model (one slot: ``{tenant|area}``)."""
+    so a reader following the pointer always finds a complete model (one slot: ``{tenant|area}``).
+    A leader's publish (``fence``) is one Lua script instead, which first checks the fence against the lease
+    keys (``redis_lease.RedisLease`` of the same area: the same slot); a refused publish leaves a gap in the
+    version numbers and nothing else."""
 
     def __init__(self, client: redis.Redis, tenant: str, keep: int = 5, area: str = "mixture"):
         super().__init__(client, tenant, area, one_slot=True)  # area "synthesis": the metadata synthesizer's
         self.keep = keep
+        self._fenced_publish = client.register_script(_FENCED_PUBLISH)
 
     @_unavailable_on_connection_error
     def current_version(self) -> int | None:
@@ -166,14 +185,25 @@ class RedisModelRegistry(_RedisStore, ModelRegistry):
         return ModelVersion(version, stored[b"bytes"], serde.loads(stored[b"info"]))
 
     @_unavailable_on_connection_error
-    def publish(self, model_bytes: bytes, info: dict[str, Any]) -> int:
+    def publish(self, model_bytes: bytes, info: dict[str, Any], fence: Fence | None = None) -> int:
         version = int(self.r.incr(self.key("model", "seq")))
+        pruned = [self.key("model", old) for old in range(max(1, version - self.keep - 5), version - self.keep + 1)]
+        if fence is not None:
+            if not fence.lease_key.startswith(self.prefix + ":") or not fence.token_key.startswith(self.prefix + ":"):
+                raise ValueError("the fence's lease is not in this registry's slot (RedisLease of the same area)")
+            written = self._fenced_publish(
+                keys=[fence.lease_key, fence.token_key, self.key("model", version), self.key("model", "current"),
+                      *pruned],
+                args=[fence.owner, fence.token, version, model_bytes, serde.dumps({**info, "version": version})])
+            if not written:
+                raise StaleLeader(f"fencing token {fence.token} refused: a newer leader holds the lease")
+            return version
         pipe = self.r.pipeline(transaction=True)
         pipe.hset(self.key("model", version), mapping={"bytes": model_bytes,
                                                        "info": serde.dumps({**info, "version": version})})
         pipe.set(self.key("model", "current"), version)
-        for old in range(max(1, version - self.keep - 5), version - self.keep + 1):
-            pipe.delete(self.key("model", old))
+        for old in pruned:
+            pipe.delete(old)
         pipe.execute()
         return version
 
