@@ -30,6 +30,7 @@
 | ANONSTREAM_REFIT_INTERVAL_S | 60 | refit period |
 | ANONSTREAM_REFIT_MIN_SAMPLES | 32 | smallest reservoir that is refitted |
 | ANONSTREAM_REFIT_DRIFT_NATS | 25 | refit early when recent chunks' mean log-density falls this far below the model's training mean |
+| ANONSTREAM_AUDIT_LEASE_TTL_S | 15 | the audit is one consumer: the running instance holds a lease of this TTL, a second one waits until it is free (runtime/service.py) |
 | ANONSTREAM_REFIT_LEASE_TTL_S | 30 | the refit leader's lease: renewed every third of it; a standby takes over at most this long (plus a third) after the leader dies (stores/lease.py) |
 | ANONSTREAM_RESERVOIR_SIZE | 20000 | embeddings kept for refits |
 | ANONSTREAM_RELEASE | (built-in default = deploy/release.default.yaml) | release configuration YAML of the swap stage |
@@ -118,6 +119,7 @@ class Settings:
     refit_min_samples: int = field(default_factory=lambda: int(_env("REFIT_MIN_SAMPLES", "32")))
     refit_drift_nats: float = field(default_factory=lambda: float(_env("REFIT_DRIFT_NATS", "25")))
     refit_lease_ttl_s: float = field(default_factory=lambda: float(_env("REFIT_LEASE_TTL_S", "30")))
+    audit_lease_ttl_s: float = field(default_factory=lambda: float(_env("AUDIT_LEASE_TTL_S", "15")))
     reservoir_size: int = field(default_factory=lambda: int(_env("RESERVOIR_SIZE", "20000")))
     release: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_RELEASE"))
     # identities per value (commonness.py): a reference corpus's counts the embedded runner starts from, and how

@@ -20,6 +20,11 @@ together or not at all, so ``read_committed`` consumers see each output once. St
 the transaction commits. The transactional id is ``<prefix>.<stage>.<ANONSTREAM_INSTANCE>``: give
 each replica of a transactional stage its own instance number.
 
+A stage that is one consumer by design (``Stage.single_instance``: the audit) runs only while its instance holds a
+lease (``stores/lease.py``, TTL ``ANONSTREAM_AUDIT_LEASE_TTL_S``): a second instance waits before it joins the
+consumer group, and an instance that loses its lease (it could not renew it in time) stops with exit code 75 instead
+of consuming beside its successor.
+
 End-to-end latency: the ingest service reads each document's Kafka timestamp (when it was appended to the
 documents topic) and every service passes it on, per document id, as the ``anonstream-ingested-at`` header
 (epoch ms) of the records it writes for that document; the sink observes ``now - ingested-at`` when the
@@ -42,6 +47,7 @@ from .. import serde, topics
 from ..config import Settings
 from ..stages.base import Emit, InputMessage, StageDriver
 from ..stores.base import StoreUnavailable
+from ..stores.lease import LeaderElection, LeaseBackend
 from . import kafka
 from .dashboard import dashboard_routes
 from .metrics import ServiceMetrics, serve
@@ -57,13 +63,18 @@ INGESTED_AT_HEADER = "anonstream-ingested-at"
 INGESTED_AT_MAX_DOCS = 100_000
 STORE_RETRY_S = 1.0
 STORE_RETRIES = 300  # step 4 waits this many retries (about 5 min) for the store, then the service stops
+LEASE_LOST_EXIT = 75  # EX_TEMPFAIL: a single-instance stage lost its lease; restarted, it waits as a standby
 
 
 class StageService:
-    def __init__(self, driver: StageDriver, settings: Settings):
+    def __init__(self, driver: StageDriver, settings: Settings, lease: LeaseBackend | None = None):
         self.driver = driver
         self.settings = settings
         self.stage = driver.stage
+        self.exit_code = 0
+        # the single-instance lease (``Stage.single_instance``); None: any number of instances
+        self.election = None if lease is None or not self.stage.single_instance else LeaderElection(
+            lease, settings.audit_lease_ttl_s, name=f"{self.stage.name}@{settings.instance}")
         self.partitioner = kafka.DocumentPartitioner()
         self.metrics = ServiceMetrics(self.stage.name, settings.instance, self.stage.metrics)
         self._committed: dict = {}  # TopicPartition -> next offset to read, as committed
@@ -74,7 +85,36 @@ class StageService:
     def stop(self) -> None:
         self._stopping.set()
 
+    async def _wait_for_lease(self) -> bool:
+        """A single-instance stage: wait (as a standby) until this instance holds the lease; False if stopped first."""
+        loop = asyncio.get_running_loop()
+        waiting = False
+        while not self._stopping.is_set():
+            if await loop.run_in_executor(None, self.election.step):
+                self.election.start()
+                log.info("service %s: holds the single-instance lease (token %d)", self.stage.name,
+                         self.election.token)
+                return True
+            if not waiting:
+                waiting = True
+                log.info("service %s: another instance holds the single-instance lease; standing by",
+                         self.stage.name)
+            try:
+                await asyncio.wait_for(self._stopping.wait(), timeout=min(1.0, self.election.retry_s))
+            except asyncio.TimeoutError:
+                pass
+        return False
+
     async def run(self) -> None:
+        if self.election is not None and not await self._wait_for_lease():
+            return
+        try:
+            await self._run()
+        finally:
+            if self.election is not None:
+                await asyncio.get_running_loop().run_in_executor(None, self.election.stop)
+
+    async def _run(self) -> None:
         group = f"{self.settings.topic_prefix}.{self.stage.name}"
         consumer = kafka.consumer(self.settings, self.driver.input_topic_names(), group)
         producer = kafka.producer(self.settings, **self._transactional_options())
@@ -93,6 +133,11 @@ class StageService:
         self.stage.start()
         try:
             while not self._stopping.is_set():
+                if self.election is not None and not self.election.is_leader:
+                    log.error("service %s: lost the single-instance lease; stopping (exit %d)", self.stage.name,
+                              LEASE_LOST_EXIT)
+                    self.exit_code = LEASE_LOST_EXIT
+                    break
                 batches = await self._poll_batch(consumer)
                 messages = [InputMessage(m.topic, m.partition, m.offset, m.key, m.value, self._ingested_at_of(m))
                             for records in batches.values() for m in records]
@@ -278,7 +323,7 @@ def run_service(name: str, settings: Settings) -> int:
     blas_limit(settings.blas_threads)
     stores = redis_stores(settings, name)
     stage = build_stage(name, settings, stores)
-    service = StageService(StageDriver(stage, settings.topic_prefix), settings)
+    service = StageService(StageDriver(stage, settings.topic_prefix), settings, lease=stores.lease)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -287,7 +332,7 @@ def run_service(name: str, settings: Settings) -> int:
         await service.run()
 
     asyncio.run(main())
-    return 0
+    return service.exit_code
 
 
 def main(name: str) -> None:

@@ -51,8 +51,9 @@ class Stores:
     hierarchy_registry: HierarchyRegistry = field(default_factory=InMemoryHierarchyRegistry)
     # distinct identities per value (commonness.py; the pii stage counts and decides)
     value_counts: ValueCounts = field(default_factory=InMemoryValueCounts)
-    # the refit leader's lease (stores/lease.py); None: one refit instance, no election (the in-process runner)
-    refit_lease: LeaseBackend | None = None
+    # the stage's lease (stores/lease.py): refit's leader lease (in the mixture registry's slot), the audit's
+    # single-instance lease; None: no election (the in-process runner, the other services)
+    lease: LeaseBackend | None = None
 
 
 def in_memory_stores(settings: Settings) -> Stores:
@@ -140,8 +141,8 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
         from ..hierarchy.stream import HierarchyRefitter
         from ..stages.refit import Refitter, RefitStage
 
-        election = None if stores.refit_lease is None else LeaderElection(
-            stores.refit_lease, settings.refit_lease_ttl_s, name=f"refit@{settings.instance}")
+        election = None if stores.lease is None else LeaderElection(
+            stores.lease, settings.refit_lease_ttl_s, name=f"refit@{settings.instance}")
         return RefitStage(Refitter(stores.reservoir, stores.registry, settings.mixture_family,
                                    settings.mixture_k, settings.mixture_min_weight,
                                    settings.refit_interval_s, settings.refit_min_samples,
@@ -231,5 +232,6 @@ def redis_stores(settings: Settings, stage_name: str) -> Stores:
         synthesis_registry=redis_state.RedisModelRegistry(client, settings.tenant, area="synthesis"),
         hierarchy_registry=RedisHierarchyRegistry(client, settings.tenant),
         value_counts=value_counts,
-        refit_lease=RedisLease(client, settings.tenant) if stage_name == "refit" else None,
+        lease=(RedisLease(client, settings.tenant, area="mixture") if stage_name == "refit"
+               else RedisLease(client, settings.tenant, area="audit") if stage_name == "audit" else None),
     )

@@ -156,9 +156,14 @@ K_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, math.inf,
 
 
 class AuditStage(Stage):
+    """One consumer by design (``single_instance``): its snapshot is the pipeline's one report, and the attack and
+    identification monitors join a sanitized chunk with its swap-log record in memory, which needs both partitions
+    in one process. Its counters and risk tables live in Redis, so a standby that takes over continues them."""
+
     name = "audit"
     version = "3"
     inputs = (topics.CHUNKS_SANITIZED, topics.DEAD_LETTER, topics.SWAP_LOG)
+    single_instance = True
 
     def __init__(self, counters: Counters, risk_tables: RiskTables | None = None, snapshot_every_s: float = 10.0,
                  clock=time.time, release_version: str | None = None, swapped: Sequence[str] | None = None,
