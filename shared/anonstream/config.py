@@ -13,8 +13,9 @@
 | ANONSTREAM_SPACY_MODEL | (resolved) | spaCy pipeline name or path for the pii stage |
 | ANONSTREAM_PII_CONFIG | (built-in defaults) | PII config (YAML/JSON: recognizers, policy options) of the pii stage |
 | ANONSTREAM_EMBED_MODEL | all-MiniLM-L6-v2 | sentence-transformers model name or path |
-| ANONSTREAM_EMBED_BACKEND | onnx | onnx (ONNX Runtime, int8), onnx-fp32 or torch (embedding/__init__.py; an ONNX backend that cannot run falls back to torch) |
+| ANONSTREAM_EMBED_BACKEND | onnx | onnx (ONNX Runtime, int8), onnx-fp32, torch, or static (a token table distilled once from the model, embedding/static.py: its own embedding space, recorded on every vector and mixture) (embedding/; an ONNX backend that cannot run falls back to torch) |
 | ANONSTREAM_ONNX_CACHE | $XDG_CACHE_HOME/anonstream/onnx | where the ONNX export of the embedding model is written on first use (embedding/onnx.py) |
+| ANONSTREAM_STATIC_CACHE | $XDG_CACHE_HOME/anonstream/static | where the static backend's table is distilled on first use (embedding/static.py) |
 | ANONSTREAM_EMBED_BATCH | 16 | model batch size (texts per forward pass) |
 | ANONSTREAM_PII_MAX_BATCH | 16 | most records per batch of the pii service (the others take 100): embed starts on a long document's first chunks while pii works on the rest (benchmarks/results/latency.md) |
 | ANONSTREAM_BLAS_THREADS | 1 | numpy's BLAS threads in `anonstream run` and the services (0: OpenBLAS's default, one per core; its idle threads spin, and on 2 shared cores the pii stage then took 3.7x the CPU) |

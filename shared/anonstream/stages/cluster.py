@@ -6,6 +6,14 @@ hot-swaps when it changed. After a hot swap each chunk also gets its component u
 it. When the registry cannot be reached it keeps assigning with its cached model and counts the
 batches it did so (``registry_unavailable``), for the service's metrics. A chunk the embed stage left without a
 vector (``stages.embed.needs_vector``) passes on without a component.
+
+A mixture lives in one embedding space: the one its ``embedding_model`` names (``embedding.space_name``: the
+model, and the static table when ``ANONSTREAM_EMBED_BACKEND=static``). When the chunks arrive in another space than
+the model in force (the embed service was switched to another backend), the stage bootstraps a new version on
+the new space's chunks instead of assigning them with a model of the old one, and gives the chunks of the
+previous version no handover component; a chunk of a space other than its batch's latest loses its vector and
+passes on without a component (``foreign_space``), as a chunk the embed stage did not embed. A model with no recorded space (versions written
+before spaces were recorded) is taken to be in the chunks' space.
 """
 from __future__ import annotations
 
@@ -54,6 +62,11 @@ def fit_checked(X: np.ndarray, family: str, k: int, min_weight: float, embedding
     return model
 
 
+def same_space(model: SphericalMixture, space: str) -> bool:
+    """Whether ``model`` was fitted in embedding space ``space`` (a model that records none is taken to be)."""
+    return not model.embedding_model or model.embedding_model == space
+
+
 def model_update_emit(event: dict[str, Any]) -> Emit:
     key = f"model|{event['version']}"
     return Emit(topics.MODEL_UPDATES, key, key, event)
@@ -61,7 +74,7 @@ def model_update_emit(event: dict[str, Any]) -> Emit:
 
 class ClusterStage(ChunkStage):
     name = "cluster"
-    version = "2"  # 2: a chunk without an embedding passes on without a cluster
+    version = "3"  # 2: a chunk without an embedding passes on without a cluster; 3: one embedding space per model
     inputs = (topics.CHUNKS_EMBEDDED,)
 
     def __init__(self, registry: ModelRegistry, family: str = "pkb", k: int = 8, min_weight: float = 1e-3):
@@ -74,10 +87,13 @@ class ClusterStage(ChunkStage):
         self.registry_unavailable = 0
         self.hot_swaps = 0
         self.previous: tuple[SphericalMixture, int] | None = None  # the model before the last hot swap
+        self.foreign_space = 0  # chunks passed on without a component: not in their batch's embedding space
+        self.space_changes = 0  # bootstraps because the model in force was in another embedding space
 
     def metrics(self) -> dict[str, Any]:
         return {"model_version": self.model_version, "hot_swaps": self.hot_swaps,
-                "registry_unavailable": self.registry_unavailable}
+                "registry_unavailable": self.registry_unavailable, "foreign_space": self.foreign_space,
+                "space_changes": self.space_changes}
 
     def refresh(self) -> None:
         """Load the registry's current version if it is newer than ours (hot swap)."""
@@ -112,15 +128,29 @@ class ClusterStage(ChunkStage):
         return out
 
     def _assign(self, chunks: list[Chunk]) -> list[Emit]:
-        """Put each chunk's component on it (bootstrapping a model first when there is none); the model updates."""
+        """Put each chunk's component on it (bootstrapping a model first when there is none, or when the model in
+        force is in another embedding space than the batch's latest chunk); the model updates."""
+        space = chunks[-1].embedding["model"]
+        foreign = sum(c.embedding["model"] != space for c in chunks)
+        if foreign:
+            self.foreign_space += foreign
+            for chunk in chunks:
+                if chunk.embedding["model"] != space:
+                    chunk.embedding = None
+            chunks = [c for c in chunks if c.embedding is not None]
         X = np.asarray([c.embedding["vector"] for c in chunks], dtype=np.float32)
         self.refresh()
-        updates = [] if self.model is not None else [self._bootstrap(X, chunks[0].embedding["model"])]
+        if self.model is not None and not same_space(self.model, space):
+            log.warning("cluster: model version %s is in embedding space %r, the chunks in %r: bootstrapping a "
+                        "version in theirs", self.model_version, self.model.embedding_model, space)
+            self.model, self.previous = None, None
+            self.space_changes += 1
+        updates = [] if self.model is not None else [self._bootstrap(X, space)]
         if X.shape[1] != self.model.dim:
             raise ValueError(f"embedding dim {X.shape[1]} != model dim {self.model.dim}")
         labels, posterior, log_density = self.model.assign(X)
         previous = None
-        if self.previous is not None and self.previous[0].dim == X.shape[1]:
+        if self.previous is not None and self.previous[0].dim == X.shape[1] and same_space(self.previous[0], space):
             previous = self.previous[0].assign(X)[0]
         for i, (chunk, label, p, ld) in enumerate(zip(chunks, labels, posterior, log_density)):
             chunk.cluster = {"model_version": self.model_version, "component": int(label),
