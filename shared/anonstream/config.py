@@ -31,7 +31,7 @@
 | ANONSTREAM_REFIT_INTERVAL_S | 60 | refit period |
 | ANONSTREAM_REFIT_MIN_SAMPLES | 32 | smallest reservoir that is refitted |
 | ANONSTREAM_REFIT_DRIFT_NATS | 25 | refit early when recent chunks' mean log-density falls this far below the model's training mean |
-| ANONSTREAM_AUDIT_LEASE_TTL_S | 15 | the audit is one consumer: the running instance holds a lease of this TTL, a second one waits until it is free (runtime/service.py) |
+| ANONSTREAM_AUDIT_LEASE_TTL_S | 15 | the audit's lease: its holder writes the snapshots; with the attack or identification monitor on, only its holder consumes and a second instance waits (runtime/service.py) |
 | ANONSTREAM_REFIT_LEASE_TTL_S | 30 | the refit leader's lease: renewed every third of it; a standby takes over at most this long (plus a third) after the leader dies (stores/lease.py) |
 | ANONSTREAM_RESERVOIR_SIZE | 20000 | embeddings kept for refits |
 | ANONSTREAM_RELEASE | (built-in default = deploy/release.default.yaml) | release configuration YAML of the swap stage |

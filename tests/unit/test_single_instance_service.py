@@ -1,6 +1,7 @@
-"""A single-instance stage (the audit) in the service shell (runtime/service.py), on an in-memory lease and a fake
-broker: a second instance waits before it joins the consumer group, takes over when the first stops, and an
-instance that loses its lease stops with exit code 75 instead of consuming beside its successor."""
+"""A single-instance stage (the audit with an in-memory monitor) in the service shell (runtime/service.py), on an
+in-memory lease and a fake broker: a second instance waits before it joins the consumer group, takes over when the
+first stops, and an instance that loses its lease stops with exit code 75 instead of consuming beside its successor.
+And the audit of many instances: only the lease holder writes snapshots."""
 import asyncio
 import dataclasses
 
@@ -11,6 +12,7 @@ from anonstream.runtime import service as service_module
 from anonstream.stages.base import Stage, StageDriver
 from anonstream.stages.refit import RefitStage
 from anonstream.stages.audit import AuditStage
+from anonstream.stores.base import InMemoryCounters
 from anonstream.stores.lease import InMemoryLease
 
 
@@ -65,8 +67,11 @@ def _service(lease, ttl="0.9"):
     return service_module.StageService(StageDriver(Single(), "t"), settings, lease=lease)
 
 
-def test_the_audit_and_only_the_audit_is_single_instance():
-    assert AuditStage.single_instance and not RefitStage.single_instance
+def test_the_audit_is_single_instance_only_with_an_in_memory_monitor():
+    assert AuditStage(InMemoryCounters(), attack=object()).single_instance
+    assert AuditStage(InMemoryCounters(), identification=object()).single_instance
+    assert not AuditStage(InMemoryCounters()).single_instance
+    assert not RefitStage.single_instance
 
 
 def test_a_second_instance_stands_by_and_takes_over(fake_kafka):
@@ -114,3 +119,17 @@ def test_a_stage_of_many_instances_takes_no_lease(fake_kafka):
     settings = Settings()
     service = service_module.StageService(StageDriver(Many(), "t"), settings, lease=InMemoryLease())
     assert service.election is None
+
+
+def test_of_many_audit_instances_only_the_lease_holder_writes_snapshots():
+    from anonstream.stores.lease import LeaderElection
+    from anonstream.stores.risk import InMemoryRiskTables
+
+    lease, counters, tables = InMemoryLease(), InMemoryCounters(), InMemoryRiskTables()
+    a, b = (AuditStage(counters, tables, snapshot_every_s=0, election=LeaderElection(lease, 30)) for _ in "ab")
+    assert a.election.step() and not b.election.step()
+    assert len(a.tick(100.0)) == 1 and b.tick(100.0) == []
+    assert b.last_report is not None  # the other instance's gauges are fresh all the same
+    a.election.release()
+    b.election._next_attempt = float("-inf")
+    assert b.election.step() and len(b.tick(200.0)) == 1

@@ -20,10 +20,10 @@ together or not at all, so ``read_committed`` consumers see each output once. St
 the transaction commits. The transactional id is ``<prefix>.<stage>.<ANONSTREAM_INSTANCE>``: give
 each replica of a transactional stage its own instance number.
 
-A stage that is one consumer by design (``Stage.single_instance``: the audit) runs only while its instance holds a
-lease (``stores/lease.py``, TTL ``ANONSTREAM_AUDIT_LEASE_TTL_S``): a second instance waits before it joins the
-consumer group, and an instance that loses its lease (it could not renew it in time) stops with exit code 75 instead
-of consuming beside its successor.
+A stage that is one consumer by design (``Stage.single_instance``: the audit with its attack or identification
+monitor on) runs only while its instance holds a lease (``stores/lease.py``, TTL ``ANONSTREAM_AUDIT_LEASE_TTL_S``):
+a second instance waits before it joins the consumer group, and an instance that loses its lease (it could not
+renew it in time) stops with exit code 75 instead of consuming beside its successor.
 
 End-to-end latency: the ingest service reads each document's Kafka timestamp (when it was appended to the
 documents topic) and every service passes it on, per document id, as the ``anonstream-ingested-at`` header

@@ -181,13 +181,18 @@ def build_stage(name: str, settings: Settings, stores: Stores) -> Stage:
 
             identification = IdentificationMonitor.from_corpus(
                 settings.audit_id_targets, [f for f in settings.audit_id_fields.split(",") if f], settings.audit_max_id)
+        # many instances share the counts and risk tables in Redis and one writes the snapshots; with the attack or
+        # identification monitor (in-memory joins) the audit is one instance, which the service shell enforces
+        election = None if stores.lease is None or attack is not None or identification is not None else \
+            LeaderElection(stores.lease, settings.audit_lease_ttl_s, name=f"audit@{settings.instance}")
         return AuditStage(stores.counters, stores.risk_tables, snapshot_every_s=settings.audit_snapshot_s,
                           release_version=release.version,
                           swapped=release.swapped, population=release.superpopulation_size,
                           max_dr=settings.audit_max_dr, min_k=settings.audit_min_k,
                           embedder=embedder, registry=stores.registry, attack=attack,
                           utility_sample=_utility_share(settings) if embedder is not None else 1.0,
-                          identification=identification, max_identification=settings.audit_max_id)
+                          identification=identification, max_identification=settings.audit_max_id,
+                          election=election)
     raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGE_NAMES)}")
 
 

@@ -46,6 +46,7 @@ from ..risk.kanon import KAnonymity, LDiversity
 from ..risk.utility import du_from_sums
 from ..sampling import in_sample, sample_key
 from ..stores.base import Counters, ModelRegistry, StoreUnavailable
+from ..stores.lease import LeaderElection
 from ..stores.risk import InMemoryRiskTables, RiskObservation, RiskTables, UtilityObservation, UtilitySums
 from .audit_attack import AttackMonitor
 from .base import Emit, Stage
@@ -156,24 +157,31 @@ K_BINS = ((1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, math.inf,
 
 
 class AuditStage(Stage):
-    """One consumer by design (``single_instance``): its snapshot is the pipeline's one report, and the attack and
-    identification monitors join a sanitized chunk with its swap-log record in memory, which needs both partitions
-    in one process. Its counters and risk tables live in Redis, so a standby that takes over continues them."""
+    """Many instances: the counters, risk tables and DU sums live in Redis, where every instance adds its partitions'
+    records (the risk tables and DU sums count each chunk once, whoever observes it), so each snapshot is computed
+    from the merged state. One instance, the holder of the snapshot lease (``election``), writes the snapshots to the
+    audit topic; the others refresh their gauges from the same state and write nothing.
+
+    The attack and identification monitors (``attack``, ``identification``) are the exception: they join each
+    sanitized chunk with its swap-log record in memory, which needs both topics' partitions of a document in one
+    process, and keep their outcomes there. With either on, the audit is one instance (``single_instance``: the
+    service shell enforces it with a lease)."""
 
     name = "audit"
     version = "3"
     inputs = (topics.CHUNKS_SANITIZED, topics.DEAD_LETTER, topics.SWAP_LOG)
-    single_instance = True
 
     def __init__(self, counters: Counters, risk_tables: RiskTables | None = None, snapshot_every_s: float = 10.0,
                  clock=time.time, release_version: str | None = None, swapped: Sequence[str] | None = None,
                  population: float = DEFAULT_POPULATION, max_dr: float = 1.0, min_k: int = 1,
                  embedder=None, registry: ModelRegistry | None = None, attack: AttackMonitor | None = None,
-                 utility_sample: float = 1.0, identification=None, max_identification: float = 0.09):
+                 utility_sample: float = 1.0, identification=None, max_identification: float = 0.09,
+                 election: LeaderElection | None = None):
         """``embedder`` (``encode(texts) -> unit rows``, the pipeline's) and ``registry`` (mixture versions)
         switch DU on, over the share ``utility_sample`` of the changed chunks; ``attack`` the attacker's
         accuracy; ``identification`` (``audit_identification.IdentificationMonitor``) the two-stage identification
-        probability (paper 003 eq. 7-9), with an alert when a target's exceeds ``max_identification``."""
+        probability (paper 003 eq. 7-9), with an alert when a target's exceeds ``max_identification``;
+        ``election`` (stores/lease.py): the snapshot lease among many instances (None: this instance writes)."""
         if not 0.0 < utility_sample <= 1.0:
             raise ValueError(f"utility_sample must be in (0, 1], got {utility_sample}")
         self.utility_sample = utility_sample
@@ -191,6 +199,11 @@ class AuditStage(Stage):
         self.attack = attack
         self.identification = identification
         self.max_identification = max_identification
+        # the in-memory joins of the attack and identification monitors need all partitions in this process
+        self.single_instance = attack is not None or identification is not None
+        if self.single_instance and election is not None:
+            raise ValueError("an audit with the attack or identification monitor is one instance: no snapshot lease")
+        self.election = election
         self._mixtures: dict[int, Any] = {}
         self._last_snapshot = 0.0
         self._last_risk: dict[str, dict[str, Any]] = {}
@@ -401,6 +414,8 @@ class AuditStage(Stage):
             for field_ in ("chunks", "accuracy_before", "accuracy_after", "relative_drop", "mcnemar_p"):
                 if self._last_attack.get(field_) is not None:
                     out[f"attack_{field_}"] = self._last_attack[field_]
+        if self.election is not None:
+            out["snapshot_writer"] = int(self.election.is_leader)
         return out
 
     def tick(self, now: float) -> list[Emit]:
@@ -412,5 +427,18 @@ class AuditStage(Stage):
         except StoreUnavailable as exc:
             log.warning("audit: snapshot skipped, store unavailable (%s)", type(exc).__name__)
             return []
+        if not self.writes_snapshots():  # another instance writes them; this one's gauges are fresh all the same
+            return []
         key = f"audit|{int(now)}"
         return [Emit(topics.AUDIT_METRICS, key, "audit", value)]
+
+    def writes_snapshots(self) -> bool:
+        return self.election is None or self.election.is_leader
+
+    def start(self) -> None:
+        if self.election is not None:
+            self.election.start()
+
+    def close(self) -> None:
+        if self.election is not None:
+            self.election.stop()

@@ -68,8 +68,9 @@ class Stage(ABC):
     name: str
     version: str
     inputs: tuple[Topic, ...]
-    # One consumer by design (the audit): the service shell holds a lease while it consumes, a second instance
-    # waits as a standby until the lease is free, and an instance that loses its lease stops (runtime/service.py).
+    # One consumer by design (the audit with an in-memory monitor on): the service shell holds a lease while it
+    # consumes, a second instance waits as a standby until the lease is free, and an instance that loses its lease
+    # stops (runtime/service.py).
     single_instance: bool = False
 
     def decode(self, topic: Topic, obj: dict[str, Any]) -> Any:
