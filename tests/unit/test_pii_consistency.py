@@ -238,3 +238,20 @@ def test_no_detected_person_survives_in_diagnosed_documents(engine):
         out = "".join(t for t, _ in engine.process_many([c.text for c in chunks], [shared] * len(chunks),
                                                         InMemoryPseudonymStore()))
         assert not [s for s in found if _words(out, s)], d["doc_id"]
+
+
+@pytest.mark.parametrize("surface, closed", [
+    ("We", True), ("I", True), ("It", True), ("they", True), ("us", True),
+    ("US", False), ("IT", False), ("A", False), ("M.", False), ("Walmart", False)])
+def test_closed_class_words_are_no_entities(surface, closed):
+    from anonstream.pii.vetting import is_closed_class
+
+    assert is_closed_class(surface) is closed
+
+
+def test_a_name_read_across_line_breaks_leaves_no_word_and_no_organisation_of_a_letter(engine):
+    # a transcript's speaker line, split by the source into lines; NER reads "J.\nF.\nI" as one organisation
+    text = "Paul, this is J.\nF.\nI think, in terms of the rate increases, we are pleased.\nWe will just limit it."
+    spans = engine.process(text, DocumentEntities("d"), InMemoryPseudonymStore())[1]
+    assert not [s for s in spans if s.text in ("I", "We")]
+    assert all(s.type == "PERSON" for s in spans if s.text in ("J", "J.", "F", "F."))

@@ -58,7 +58,7 @@ from .patterns import (
 )
 from .policies import make_policy
 from .policy import IdentifierPolicy, country_of, rank_max
-from .vetting import PersonVetter, VetContext, is_redaction_placeholder
+from .vetting import PersonVetter, VetContext, initials_as_persons, is_closed_class, is_redaction_placeholder
 
 __all__ = [
     "DocumentEntities", "PseudonymStore", "InMemoryPseudonymStore", "PiiConfig", "PiiEngine", "PATTERN_LABELS",
@@ -241,7 +241,7 @@ class PiiEngine:
                 found = r.vet_detections(text, found)
         found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()
                  and not (d.type == "DATETIME" and is_legal_date(text, d.start, d.end))
-                 and not is_redaction_placeholder(text, d.start, d.end)]
+                 and not is_redaction_placeholder(text, d.start, d.end) and not is_closed_class(text[d.start:d.end])]
         if self._allow:
             found = [d for d in found if normalize(text[d.start : d.end]) not in self._allow]
         ctx = None
@@ -257,7 +257,12 @@ class PiiEngine:
             extra = self._vetter.vet(text, extra, ctx, others=dets)
         if extra:
             dets = resolve_overlaps(dets + extra, self.config.confident)
-        return split_at_line_breaks(text, dets)
+        # a name read across a line break splits into one piece per line ("this is J.\nF.\nI think": "J.", "F.",
+        # "I"); a piece may be a word or a lone initial, which the filters above saw only as part of the whole
+        pieces = split_at_line_breaks(text, dets)
+        if self._vetter is not None:
+            pieces = initials_as_persons(text, pieces)
+        return [d for d in pieces if not is_closed_class(text[d.start:d.end])]
 
     def _to_spans(self, text: str, dets: list[Detection], entities: DocumentEntities) -> list[EntitySpan]:
         resolved = []

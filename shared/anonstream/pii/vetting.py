@@ -140,6 +140,17 @@ def _is_anchored(surface: str, recognizer: str) -> bool:
 _INITIALS_STOP = frozenset(("U.S.", "U.K.", "E.U.", "U.N.", "A.S.", "S.A.", "P.M.", "A.M.", "E.G.", "I.E.", "S.P.A.",
                             "N.V.", "B.V.", "A.Ş.", "S.R.L.", "D.C.", "U.S.A.", "U.S.S.R.", "S.R.O.", "D.O.O.", "A.D.", "B.C."))
 _INITIALS_PAIR = re.compile(rf"(?:[{UPPER}]\.\s?-?){{2,}}")
+_LONE_CAPITAL = re.compile(rf"[{UPPER}]\.?")
+
+
+def is_closed_class(surface: str) -> bool:
+    """A pronoun, determiner or other closed-class word ("We", "I", "It", "They"): spaCy's stop words, which
+    name nothing, whatever a tagger or a propagated mention made of them. An acronym that spells one ("US",
+    "IT") and a lone capital other than "I" (initials: "A", "M") are not words here."""
+    word = surface.strip(" .,;:'’\"")
+    if len(word) >= 2 and word.isupper() or len(word) == 1 and word.isupper() and word != "I":
+        return False
+    return word.lower() in stop_words()
 
 
 def is_known_place(surface: str) -> bool:
@@ -209,12 +220,15 @@ def is_translation_gloss(text: str, start: int, end: int) -> bool:
 
 def initials_as_persons(text: str, dets: list[Detection]) -> list[Detection]:
     """NER reads initials used as names ("E.H.", "A.H.") as GPE or ORG now and then; TAB counts initials as
-    PERSON. Two or more dotted capitals typed LOC/ORG/MISC by NER become PERSON (common abbreviations excepted)."""
+    PERSON. Two or more dotted capitals typed LOC/ORG/MISC by NER become PERSON (common abbreviations excepted),
+    and so does a lone capital letter ("this is J.", a speaker's initial in a transcript: a letter is no
+    organisation, place or product by itself; "I" is a word, see ``is_closed_class``)."""
     out = []
     for d in dets:
         surface = text[d.start : d.end].strip()
-        if (d.recognizer == "spacy_ner" and d.type in OTHER_TYPES and _INITIALS_PAIR.fullmatch(surface)
-                and surface.replace(" ", "").upper() not in _INITIALS_STOP):
+        if (d.recognizer == "spacy_ner" and d.type in OTHER_TYPES
+                and (_INITIALS_PAIR.fullmatch(surface) and surface.replace(" ", "").upper() not in _INITIALS_STOP
+                     or _LONE_CAPITAL.fullmatch(surface) and surface[0] != "I")):
             d = replace(d, type="PERSON", subtype="PERSON", rule=f"{d.rule}+vet:initials")
         out.append(d)
     return out
