@@ -143,3 +143,29 @@ def test_release_on_shutdown_hands_over_without_waiting_for_the_ttl(redis_target
     a.close()
     assert _wait_for(lambda: b.refitter.election.is_leader, 30 / 3 + 2)  # b's next retry, not the 30 s TTL
     b.close()
+
+
+def test_the_synthesizer_and_hierarchy_publishes_refuse_a_token_older_than_one_that_published(
+        redis_target, redis_tenant):
+    """Registries outside the lease's slot check the token against the highest one that published there."""
+    from anonstream.stores.redis_hierarchy import RedisHierarchyRegistry
+    from test_hierarchy_store import _hierarchy
+
+    client = redis_target.connect()
+    lease = RedisLease(client, redis_tenant)
+    old = lease.fence("owner-a", lease.try_acquire("owner-a", 30))
+    lease.release("owner-a")
+    new = lease.fence("owner-b", lease.try_acquire("owner-b", 30))
+    synthesis = redis_state.RedisModelRegistry(client, redis_tenant, area="synthesis")
+    hierarchies = RedisHierarchyRegistry(client, redis_tenant)
+    assert synthesis.publish(b"s-old", {}, fence=old) == 1  # nobody newer published here yet: accepted
+    assert synthesis.publish(b"s-new", {}, fence=new) == 2
+    with pytest.raises(StaleLeader):
+        synthesis.publish(b"s-stale", {}, fence=old)
+    assert synthesis.current_version() == 2 and synthesis.load(2).model_bytes == b"s-new"
+    assert hierarchies.publish("education", _hierarchy("Masters"), fence=new) == 1
+    with pytest.raises(StaleLeader):
+        hierarchies.publish("education", _hierarchy("Stale"), fence=old)
+    assert hierarchies.current_version("education") == 1
+    assert hierarchies.publish("education", _hierarchy("Graduate"), fence=new) == 3  # 2 was the refused one's
+    assert hierarchies.categories() == ["education"]

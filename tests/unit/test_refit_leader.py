@@ -186,3 +186,30 @@ def test_without_an_election_the_single_refit_stage_publishes_as_before(clock):
     clock.now += 61
     assert len(stage.tick(clock.now)) == 1
     assert "leader" not in stage.metrics()
+
+
+def test_the_synthesis_and_hierarchy_refits_are_fenced_too(clock):
+    """The synthesizer's and the hierarchies' publishes ask for the fence just before publishing: a leader whose
+    lease lapsed during their fit publishes neither (counted as fenced)."""
+    lease = InMemoryLease(clock)
+    election = LeaderElection(lease, 30, clock=clock, name="a")
+
+    class Part:
+        def __init__(self, fit_s):
+            self.fit_s, self.published = fit_s, []
+
+        def maybe_refit(self, fence=None):
+            clock.now += self.fit_s  # the fit
+            held = fence()
+            if held is None:
+                raise StaleLeader("the lease expired during the fit")
+            self.published.append(held.token)
+
+    synthesis, hierarchies = Part(0), Part(30)
+    stage = RefitStage(Refitter(InMemoryReservoir(10), InMemoryModelRegistry(), "pkb", 3, 0.001, interval_s=60,
+                                min_samples=32, clock=clock, election=election),
+                       synthesis=synthesis, hierarchies=hierarchies)
+    election.step()
+    stage.tick(clock.now)
+    assert synthesis.published == [1] and hierarchies.published == []
+    assert stage.metrics()["fenced"] == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from ..stores.base import Fence, StaleLeader
 from .model import Hierarchy
 
 
@@ -25,8 +26,9 @@ class HierarchyRegistry(ABC):
         """The given version (default: the current one), None when absent."""
 
     @abstractmethod
-    def publish(self, category: str, hierarchy: Hierarchy) -> int:
-        """Store a new version of ``category``'s hierarchy, make it current, return its number."""
+    def publish(self, category: str, hierarchy: Hierarchy, fence: Fence | None = None) -> int:
+        """Store a new version of ``category``'s hierarchy, make it current, return its number; a refit leader's
+        ``fence`` (stores/lease.py) is checked atomically with the write (``StaleLeader`` when refused)."""
 
     @abstractmethod
     def categories(self) -> list[str]: ...
@@ -46,7 +48,9 @@ class InMemoryHierarchyRegistry(HierarchyRegistry):
         hierarchy = self._versions.get(category, {}).get(version) if version is not None else None
         return None if hierarchy is None else HierarchyVersion(category, version, hierarchy)
 
-    def publish(self, category: str, hierarchy: Hierarchy) -> int:
+    def publish(self, category: str, hierarchy: Hierarchy, fence: Fence | None = None) -> int:
+        if fence is not None and (fence.verify is None or not fence.verify(fence)):
+            raise StaleLeader(f"fencing token {fence.token} refused")
         versions = self._versions.setdefault(category, {})
         version = max(versions, default=0) + 1
         versions[version] = hierarchy

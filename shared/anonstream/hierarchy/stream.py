@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..stores.base import Fence, StaleLeader
 from .builder import build_hierarchy
 from .registry import HierarchyRegistry
 
@@ -75,8 +76,10 @@ class HierarchyRefitter:
                     if len(counter) > 2 * self.max_values:  # keep the frequent values
                         self.counts[span.type] = Counter(dict(counter.most_common(self.max_values)))
 
-    def maybe_refit(self) -> dict[str, int]:
-        """Rebuild and publish every category with enough values when due; category -> new version."""
+    def maybe_refit(self, fence: Callable[[], Fence | None] | None = None) -> dict[str, int]:
+        """Rebuild and publish every category with enough values when due; category -> new version. ``fence``: the
+        refit leader's (stores/lease.py), asked for before each publish; ``StaleLeader`` when this instance no
+        longer leads or the registry refuses it."""
         if self.clock() - self.last_build < self.interval_s:
             return {}
         self.last_build = self.clock()
@@ -86,7 +89,13 @@ class HierarchyRefitter:
                 continue
             hierarchy = build_hierarchy(category, counter, self.embed, method=self.method, cut=self.cut,
                                         ratio=self.ratio, weights=self.weights, embedding_model=self.embedding_model)
-            versions[category] = self.registry.publish(category, hierarchy)
+            if fence is None:
+                versions[category] = self.registry.publish(category, hierarchy)
+            else:
+                held = fence()
+                if held is None:
+                    raise StaleLeader("the lease expired during the hierarchy build")
+                versions[category] = self.registry.publish(category, hierarchy, fence=held)
             self.published += 1
             log.info("refit: published hierarchy %s version %d (%d values, levels %s)", category,
                      versions[category], len(counter), hierarchy.info["cluster_counts"])

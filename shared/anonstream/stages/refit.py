@@ -9,8 +9,10 @@ embedding reach the reservoir: every chunk with something to swap and a hash sam
 
 Many instances: every instance feeds the shared reservoir from the partitions it consumes, but only the leader
 fits and publishes (``election``: a lease with a fencing token, stores/lease.py). Its mixture publish carries the
-fence and is refused by the registry once another instance holds the lease (``StaleLeader``); the standbys keep
-their drift window current, and one of them takes over when the leader's lease expires or is released.
+fence and is refused by the registry once another instance holds the lease (``StaleLeader``); the synthesizer's
+and the hierarchies' publishes (other slots) carry it too and are refused once a newer leader published there. The
+standbys keep their drift window current, and one of them takes over when the leader's lease expires or is
+released.
 """
 from __future__ import annotations
 
@@ -162,10 +164,16 @@ class RefitStage(ChunkStage):
     def tick(self, now: float) -> list[Emit]:
         if not self.refitter.leads():  # a standby only feeds the reservoir
             return []
-        if self.synthesis is not None:
-            self.synthesis.maybe_refit()
-        if self.hierarchies is not None:
-            self.hierarchies.maybe_refit()
+        election = self.refitter.election
+        fence = None if election is None else election.fence  # asked for by each publish, just before it
+        for part in (self.synthesis, self.hierarchies):
+            if part is None:
+                continue
+            try:
+                part.maybe_refit(fence=fence)
+            except StaleLeader as exc:
+                self.refitter.fenced += 1
+                log.warning("refit: %s not published, no longer the leader: %s", type(part).__name__, exc)
         event = self.refitter.maybe_refit()
         return [] if event is None else [model_update_emit(event)]
 

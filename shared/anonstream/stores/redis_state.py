@@ -159,18 +159,42 @@ return 1
 """
 
 
+# A leader's publish to a registry outside its lease's slot (the synthesizer's): KEYS[1] the slot's fence (the highest
+# fencing token that wrote here), KEYS[2] the new version's hash, KEYS[3] the current pointer, KEYS[4..] versions to
+# prune; ARGV[1] the token, ARGV[2] the version, ARGV[3] model bytes, ARGV[4] info. Refused (0) when a larger token
+# wrote here before: a leader that lost its lease cannot overwrite its successor's version.
+_HIGH_WATER_PUBLISH = """
+if tonumber(redis.call('GET', KEYS[1]) or '0') > tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], 'bytes', ARGV[3], 'info', ARGV[4])
+redis.call('SET', KEYS[3], ARGV[2])
+for i = 4, #KEYS do redis.call('DEL', KEYS[i]) end
+return 1
+"""
+
+
+def fence_in_slot(store: _RedisStore, fence: Fence) -> bool:
+    """Whether ``fence``'s lease keys are in ``store``'s slot (its one-slot prefix), so a script can check them."""
+    return fence.lease_key.startswith(store.prefix + ":") and fence.token_key.startswith(store.prefix + ":")
+
+
 class RedisModelRegistry(_RedisStore, ModelRegistry):
     """Versions in hashes ``model:{v}`` (fields ``bytes``, ``info``); ``model:current`` points to the
     live one. The new hash, the pointer move and the pruning happen in one MULTI/EXEC transaction,
     so a reader following the pointer always finds a complete model (one slot: ``{tenant|area}``).
     A leader's publish (``fence``) is one Lua script instead, which first checks the fence against the lease
     keys (``redis_lease.RedisLease`` of the same area: the same slot); a refused publish leaves a gap in the
-    version numbers and nothing else."""
+    version numbers and nothing else. A registry outside the lease's slot (the synthesizer's) checks the token
+    against the highest one that published there (``leader:fence``) instead: a stale leader is refused once its
+    successor has published."""
 
     def __init__(self, client: redis.Redis, tenant: str, keep: int = 5, area: str = "mixture"):
         super().__init__(client, tenant, area, one_slot=True)  # area "synthesis": the metadata synthesizer's
         self.keep = keep
         self._fenced_publish = client.register_script(_FENCED_PUBLISH)
+        self._high_water_publish = client.register_script(_HIGH_WATER_PUBLISH)
 
     @_unavailable_on_connection_error
     def current_version(self) -> int | None:
@@ -189,12 +213,17 @@ class RedisModelRegistry(_RedisStore, ModelRegistry):
         version = int(self.r.incr(self.key("model", "seq")))
         pruned = [self.key("model", old) for old in range(max(1, version - self.keep - 5), version - self.keep + 1)]
         if fence is not None:
-            if not fence.lease_key.startswith(self.prefix + ":") or not fence.token_key.startswith(self.prefix + ":"):
-                raise ValueError("the fence's lease is not in this registry's slot (RedisLease of the same area)")
-            written = self._fenced_publish(
-                keys=[fence.lease_key, fence.token_key, self.key("model", version), self.key("model", "current"),
-                      *pruned],
-                args=[fence.owner, fence.token, version, model_bytes, serde.dumps({**info, "version": version})])
+            stored_info = serde.dumps({**info, "version": version})
+            if fence_in_slot(self, fence):
+                written = self._fenced_publish(
+                    keys=[fence.lease_key, fence.token_key, self.key("model", version),
+                          self.key("model", "current"), *pruned],
+                    args=[fence.owner, fence.token, version, model_bytes, stored_info])
+            else:
+                written = self._high_water_publish(
+                    keys=[self.key("leader", "fence"), self.key("model", version), self.key("model", "current"),
+                          *pruned],
+                    args=[fence.token, version, model_bytes, stored_info])
             if not written:
                 raise StaleLeader(f"fencing token {fence.token} refused: a newer leader holds the lease")
             return version

@@ -22,11 +22,11 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..stores.base import ModelRegistry
+from ..stores.base import Fence, ModelRegistry, StaleLeader
 from .consistency import allowed_levels
 from .model import SequentialSynthesizer
 
@@ -63,8 +63,10 @@ class SynthesisRefitter:
                 while len(self._docs) > self.max_docs:
                     self._docs.popitem(last=False)
 
-    def maybe_refit(self) -> int | None:
-        """Fit and publish when the interval has passed and enough documents are there; the new version."""
+    def maybe_refit(self, fence: Callable[[], Fence | None] | None = None) -> int | None:
+        """Fit and publish when the interval has passed and enough documents are there; the new version.
+        ``fence``: the refit leader's (stores/lease.py), asked for just before the publish; ``StaleLeader`` when
+        this instance no longer leads or the registry refuses it."""
         if self.clock() - self.last_fit < self.interval_s or len(self._docs) < self.min_docs:
             return None
         self.last_fit = self.clock()
@@ -76,8 +78,14 @@ class SynthesisRefitter:
             self.rejected += 1
             log.error("refit: synthesis model not published (%s)", type(exc).__name__)
             return None
-        version = self.registry.publish(synthesizer.to_bytes(), {"kind": "synthesis", "documents": len(texts),
-                                                                 **synthesizer.summary()})
+        info = {"kind": "synthesis", "documents": len(texts), **synthesizer.summary()}
+        if fence is None:
+            version = self.registry.publish(synthesizer.to_bytes(), info)
+        else:
+            held = fence()
+            if held is None:
+                raise StaleLeader("the lease expired during the synthesis fit")
+            version = self.registry.publish(synthesizer.to_bytes(), info, fence=held)
         self.published += 1
         log.info("refit: published synthesis version %d (n=%d, R=%g)", version, len(texts), self.lambda_ratio)
         return version
