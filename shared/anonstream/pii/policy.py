@@ -395,7 +395,7 @@ class RulePolicy(IdentifierPolicy):
     # case law; the document's own parties stay masked there through consistency.py (their surfaces are masked)
     case_party_no_mask: bool = True
     # an institution named after a large city ("İstanbul State Security Court") serves too many people to
-    # single one out. TAB train first 100, mentions of courts and offices (benchmarks/tab_place_stats.py): ≥ 1M
+    # single one out. TAB train first 100, mentions of courts and offices (benchmarks/results/policy_evidence.md): ≥ 1M
     # inhabitants 85 % NO_MASK, 300k–1M 66 %, 100k–300k 18 %, < 100k 22 %. The city itself stays QUASI (a place
     # of living or birth is a classic quasi-identifier). The threshold trades recall for precision and was fitted
     # on those 100 documents; the frontier (300k, 500k, 1M) is measured next to the default by `make bench`
@@ -424,6 +424,7 @@ class RulePolicy(IdentifierPolicy):
     # replaced the name by letters, which identify no one by themselves. Mentions all annotators of a TAB train
     # document agree on: 57 NO_MASK / 1 QUASI / 0 DIRECT (34 disputed, reported; R_quasi over all annotators pays
     # about a point); no biography has one; in earnings calls "X" is a letter, not a person.
+    # (benchmarks/results/policy_evidence.md has these counts, made by benchmarks/bench_policy_evidence.py.)
     initials_no_mask: bool = True
     # plain lower-case occupations ("politician", "singer") as NO_MASK: the Wikipedia bios' annotators leave
     # them unmasked 2 to 1, TAB's mask them more often than not. Off by default (TAB R_quasi would fall below
