@@ -12,7 +12,8 @@ DEMO_OUT := out/demo
 setup: $(RUNTIME_STAMP)
 setup-test: $(TEST_STAMP)
 
-# Runtime only (what `make demo` and `make up` need): the package without extras, WordNet, the ONNX export.
+# Runtime only (what `make demo` and `make up` need): the package without extras, WordNet, the ONNX export and the
+# static table (ANONSTREAM_EMBED_BACKEND=static), each built once from the shipped model into its cache, offline.
 # Rebuilt when pyproject.toml changes; pip's cache keeps re-installs cheap (torch is large).
 $(RUNTIME_STAMP): pyproject.toml deploy/system-deps.sh
 	deploy/system-deps.sh
@@ -20,6 +21,7 @@ $(RUNTIME_STAMP): pyproject.toml deploy/system-deps.sh
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
 	$(BIN)/pip install --quiet -e .
 	$(BIN)/python -m anonstream.embedding.onnx  # the embedding model's ONNX export, once into the cache
+	$(BIN)/python -m anonstream.embedding.static  # the static backend's table distilled from it (~100 s, once)
 	@touch $@
 
 # On top of the runtime: the test extras, and chromium + prometheus for the dashboard tests.
