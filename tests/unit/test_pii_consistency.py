@@ -255,3 +255,11 @@ def test_a_name_read_across_line_breaks_leaves_no_word_and_no_organisation_of_a_
     spans = engine.process(text, DocumentEntities("d"), InMemoryPseudonymStore())[1]
     assert not [s for s in spans if s.text in ("I", "We")]
     assert all(s.type == "PERSON" for s in spans if s.text in ("J", "J.", "F", "F."))
+
+
+@pytest.mark.parametrize("text, period", [("in FY17, specifically", "FY17"), ("within Q4 and 2H16.", "2H16")])
+def test_a_fiscal_period_written_like_a_code_is_a_date(text, period):
+    from anonstream.pii.patterns import CaseNumberRecognizer
+
+    found = [(text[d.start:d.end], d.type) for d in CaseNumberRecognizer().analyze(text)]
+    assert (period, "DATETIME") in found and not [t for t, kind in found if kind == "CODE"]

@@ -49,6 +49,7 @@ import re
 
 from ..records import EntitySpan
 from .gazetteer import QUALIFIED_WORD_AFTER, city_country, city_population, country_data
+from .patterns import is_fiscal_period
 
 # Head noun of an organisation's name -> its kind. One word each; plural forms included.
 ORG_HEAD_KINDS: dict[str, str] = {
@@ -136,13 +137,7 @@ def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "
     return entity_type.lower()
 
 
-# Closed classes of business text: the forms of a fiscal period, and the heads that name a part of a business.
-_FISCAL_PERIOD = re.compile(r"(?:Q[1-4]|[1-4]Q|H[12]|FY|F[1-4]Q)\s*'?(?:\d{2}|\d{4})?"
-                            r"|(?:(?:the\s+)?(?:first|second|third|fourth|1st|2nd|3rd|4th|final|last|fiscal|"
-                            r"current|next|prior|same)\s+)?(?:fiscal\s+)?(?:quarter|half|fiscal\s+year|fiscal\s+\d{4})"
-                            r"(?:\s+(?:of\s+)?(?:fiscal\s+)?'?\d{2,4})?|(?:fiscal|FY)\s*'?\d{2,4}", re.I)
-# Words that join the items of a list or a range of periods ("Q1 and Q2", "Q3, Q4", "Q2 to Q4").
-_PERIOD_JOIN = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or|to|through)\s|&|/|-|–)\s*", re.I)
+# The heads that name a part of a business.
 _SEGMENT_HEAD = r"(?:segments?|business\s+units?)"
 _SEGMENT_NAME = re.compile(rf"\b{_SEGMENT_HEAD}$", re.I)
 _SEGMENT_AFTER = re.compile(rf"^\s*{_SEGMENT_HEAD}\b", re.I)
@@ -154,16 +149,6 @@ _AMOUNT_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}(?:[$€£]\s?\d|\d[\d.,]*\s?(?:
 _MEASURE_ANCESTORS = frozenset({"possession", "assets", "financial gain", "income", "outgo", "rate of return", "ratio",
                                 "numerical quantity"})
 _DISEASE_ANCESTORS = re.compile(r"\b(?:illness|disease|infection|disorder)$")
-
-
-def is_fiscal_period(surface: str) -> bool:
-    """A fiscal period in a report's forms, or a list or range of them ("Q4", "the second quarter of 2016",
-    "Q1 and Q2", "Q2 to Q4"): a period, whatever digit it carries."""
-    name = " ".join(surface.split())
-    if _FISCAL_PERIOD.fullmatch(name):
-        return True
-    parts = [p for p in _PERIOD_JOIN.split(name) if p]
-    return len(parts) > 1 and all(_FISCAL_PERIOD.fullmatch(p) for p in parts)
 
 
 def business_kind(surface: str, after: str = "") -> str | None:

@@ -47,6 +47,26 @@ def _context_hits(text: str, start: int, words: tuple[str, ...], before: int = 4
     return [w for w in words if re.search(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", win)]
 
 
+# The forms of a fiscal period in business text (pii/kinds.py: kind ``period``; the case-number recognizer: a
+# date, not a code).
+_FISCAL_PERIOD = re.compile(r"(?:Q[1-4]|[1-4]Q|H[12]|[12]H|FY|F[1-4]Q)\s*'?(?:\d{2}|\d{4})?"
+                            r"|(?:(?:the\s+)?(?:first|second|third|fourth|1st|2nd|3rd|4th|final|last|fiscal|"
+                            r"current|next|prior|same)\s+)?(?:fiscal\s+)?(?:quarter|half|fiscal\s+year|fiscal\s+\d{4})"
+                            r"(?:\s+(?:of\s+)?(?:fiscal\s+)?'?\d{2,4})?|(?:fiscal|FY)\s*'?\d{2,4}", re.I)
+# Words that join the items of a list or a range of periods ("Q1 and Q2", "Q3, Q4", "Q2 to Q4").
+_PERIOD_JOIN = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or|to|through)\s|&|/|-|–)\s*", re.I)
+
+
+def is_fiscal_period(surface: str) -> bool:
+    """A fiscal period in a report's forms, or a list or range of them ("Q4", "the second quarter of 2016",
+    "Q1 and Q2", "Q2 to Q4"): a period, whatever digit it carries."""
+    name = " ".join(surface.split())
+    if _FISCAL_PERIOD.fullmatch(name):
+        return True
+    parts = [p for p in _PERIOD_JOIN.split(name) if p]
+    return len(parts) > 1 and all(_FISCAL_PERIOD.fullmatch(p) for p in parts)
+
+
 class RegexRecognizer(Recognizer):
     """Named patterns for one TAB type; ``validate`` may reject a match or return (score factor, context)."""
 
@@ -348,7 +368,9 @@ class CaseNumberRecognizer(RegexRecognizer):
         return rule == "no_number" and _NO_NUMBER_CORE.search(text) is None
 
     def analyze(self, text, doc=None):
-        out = super().analyze(text, doc)
+        out = [self._as_period(d, text)
+               if d.rule == "reference_code" and is_fiscal_period(text[d.start:d.end].rstrip(".")) else d
+               for d in super().analyze(text, doc)]
         if _NO_NUMBER_CORE.search(text) is not None:
             for m in _NOS_LIST.finditer(text):
                 noun = (m.group("noun") or "").lower()
@@ -370,6 +392,12 @@ class CaseNumberRecognizer(RegexRecognizer):
                 out = [d for d in out if (d.start, d.end) != m.span("code")]
                 out.append(self._item(m.start("code"), m.end("code"), "plate", "registration"))
         return out
+
+    @staticmethod
+    def _as_period(d: Detection, text: str) -> Detection:
+        """A fiscal period written like a code ("FY17", "2H16") is a date, not a reference."""
+        end = d.start + len(text[d.start:d.end].rstrip("."))
+        return Detection(d.start, end, "DATETIME", d.score, d.recognizer, "fiscal_period", subtype="DATE")
 
     def _item(self, start: int, end: int, rule: str, context: str) -> Detection:
         return Detection(start, end, self.entity_type, 0.9, self.name, rule, context=[context], subtype=self.subtype)
