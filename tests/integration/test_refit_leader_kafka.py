@@ -1,4 +1,4 @@
-"""Two refit services on the real broker and Redis: both consume embedded chunks into the shared reservoir, only the
+"""Two refit services on the real broker, with the Redis and with the Redis Cluster (``redis_target``): both consume embedded chunks into the shared reservoir, only the
 leader publishes mixture versions; after a `kill -9` of the leader the other takes over within the lease's TTL
 (plus a third) and publishes the next versions; the leadership gauges say who leads."""
 from __future__ import annotations
@@ -16,7 +16,6 @@ import uuid
 import numpy as np
 import orjson
 import pytest
-import redis
 from aiokafka import AIOKafkaProducer
 
 from anonstream import topics
@@ -83,16 +82,15 @@ def _wait(condition, timeout_s: float, what: str):
     raise AssertionError(f"not within {timeout_s} s: {what}")
 
 
-def test_two_refit_services_one_leader_and_a_takeover_after_kill_9(kafka_bootstrap, redis_url):
-    run = uuid.uuid4().hex[:8]
-    prefix = tenant = f"refit-{run}"
+def test_two_refit_services_one_leader_and_a_takeover_after_kill_9(kafka_bootstrap, redis_target, redis_tenant):
+    prefix, tenant = f"refit-{uuid.uuid4().hex[:8]}", redis_tenant
     settings = Settings(bootstrap=kafka_bootstrap, topic_prefix=prefix)
     asyncio.run(create_topics(settings))
     ports = [_free_port(), _free_port()]
     services = []
     for instance, port in enumerate(ports):
-        env = {**os.environ, "ANONSTREAM_BOOTSTRAP": kafka_bootstrap, "ANONSTREAM_REDIS_URL": redis_url,
-               "ANONSTREAM_REDIS_CLUSTER": "0", "ANONSTREAM_TOPIC_PREFIX": prefix, "ANONSTREAM_TENANT": tenant,
+        env = {**os.environ, **redis_target.environment(), "ANONSTREAM_BOOTSTRAP": kafka_bootstrap,
+               "ANONSTREAM_TOPIC_PREFIX": prefix, "ANONSTREAM_TENANT": tenant,
                "ANONSTREAM_INSTANCE": str(instance), "ANONSTREAM_METRICS_PORT": str(port),
                "ANONSTREAM_REFIT_INTERVAL_S": "2", "ANONSTREAM_REFIT_MIN_SAMPLES": "32", "ANONSTREAM_MIXTURE_K": "3",
                "ANONSTREAM_REFIT_LEASE_TTL_S": str(TTL_S)}
@@ -100,7 +98,7 @@ def test_two_refit_services_one_leader_and_a_takeover_after_kill_9(kafka_bootstr
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         if instance == 0:  # the first one leads: start the second once it does
             _wait(lambda: _gauge(ports[0], "anonstream_refit_leader") == 1, 90, "the first refit service leads")
-    registry = RedisModelRegistry(redis.Redis.from_url(redis_url), tenant, keep=1000)
+    registry = RedisModelRegistry(redis_target.connect(), tenant, keep=1000)
     try:
         _wait(lambda: _gauge(ports[1], "anonstream_refit_leader") == 0, 90, "the second refit service stands by")
         asyncio.run(_produce(settings, _chunks(200, 1)))
