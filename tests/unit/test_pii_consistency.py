@@ -263,3 +263,14 @@ def test_a_fiscal_period_written_like_a_code_is_a_date(text, period):
 
     found = [(text[d.start:d.end], d.type) for d in CaseNumberRecognizer().analyze(text)]
     assert (period, "DATETIME") in found and not [t for t, kind in found if kind == "CODE"]
+
+
+def test_a_persons_surname_typed_as_an_organisation_is_the_person(vetter):
+    from anonstream.pii.vetting import name_words_as_persons
+
+    text = "Jason Narducy is an American musician. Narducy was a member of the band."
+    s = text.index("Narducy", 10)
+    dets = [_ner_person(text, "Jason Narducy"), Detection(s, s + 7, "ORG", 0.85, "spacy_ner", "ner:ORG", subtype="ORG")]
+    out = name_words_as_persons(text, dets, {"jason", "narducy"})
+    assert out[1].type == "PERSON" and out[1].rule.endswith("+vet:name_words")
+    assert name_words_as_persons(text, dets[1:], set())[0].type == "ORG"  # no established person: left as typed

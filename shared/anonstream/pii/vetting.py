@@ -234,6 +234,21 @@ def initials_as_persons(text: str, dets: list[Detection]) -> list[Detection]:
     return out
 
 
+def name_words_as_persons(text: str, dets: list[Detection], person_words: set[str]) -> list[Detection]:
+    """A name NER typed as an organisation, place or thing whose every word is a word of the name of a person the
+    document has established ("Gerald Rudolph Ford Jr." ... "Ford was born", "Moseley was sent off") is that
+    person: PERSON, so it is pseudonymized with the person instead of generalized as "the organisation"."""
+    out = []
+    for d in dets:
+        if d.recognizer == "spacy_ner" and d.type in OTHER_TYPES and person_words:
+            words = [w.rstrip(".") for w in _name_tokens(entity_form("PERSON", text[d.start:d.end]))]
+            if words and len(words) <= 2 and all(len(w) > 1 and w in person_words for w in words) \
+                    and text[d.start:d.start + 1].isupper():
+                d = replace(d, type="PERSON", subtype="PERSON", rule=f"{d.rule}+vet:name_words")
+        out.append(d)
+    return out
+
+
 class PersonVetter:
     """Applies the rules of the module docstring to the PERSON candidates of one text."""
 
@@ -252,18 +267,24 @@ class PersonVetter:
         ctx = ctx or VetContext()
         dets = initials_as_persons(text, dets)
         pool = list(dets) + list(others)
-        if not any(d.recognizer in BARE_RECOGNIZERS for d in dets):
-            return dets
         person_words = set(ctx.person_words)
-        other_forms = dict(ctx.other_forms)
-        longer = list(ctx.longer)
         for d in pool:
             surface = text[d.start : d.end]
             if d.type == "PERSON" and _is_anchored(surface, d.recognizer) and d.score >= self.confident:
                 toks = _name_tokens(entity_form("PERSON", surface))
                 if d.recognizer == "title" or len(toks) >= 2 and _first_is_given(toks[0]):
                     person_words.update(t.rstrip(".") for t in toks if len(t.rstrip(".")) > 1)
-            elif d.type in OTHER_TYPES + ("DEM", "CODE") and d.score >= self.confident:
+        dets = name_words_as_persons(text, dets, person_words)
+        if not any(d.recognizer in BARE_RECOGNIZERS for d in dets):
+            return dets
+        pool = list(dets) + list(others)
+        other_forms = dict(ctx.other_forms)
+        longer = list(ctx.longer)
+        for d in pool:
+            surface = text[d.start : d.end]
+            if d.type == "PERSON":
+                continue
+            if d.type in OTHER_TYPES + ("DEM", "CODE") and d.score >= self.confident:
                 form = entity_form(d.type, surface)
                 other_forms.setdefault(form, (d.type, d.subtype))
                 words = form.split()
