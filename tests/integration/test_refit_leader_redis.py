@@ -169,3 +169,11 @@ def test_the_synthesizer_and_hierarchy_publishes_refuse_a_token_older_than_one_t
     assert hierarchies.current_version("education") == 1
     assert hierarchies.publish("education", _hierarchy("Graduate"), fence=new) == 3  # 2 was the refused one's
     assert hierarchies.categories() == ["education"]
+
+
+def test_an_acquisition_whose_reply_was_lost_is_found_again(redis_target, redis_tenant):
+    lease = RedisLease(redis_target.connect(), redis_tenant)
+    token = lease.try_acquire("owner-x", 30)
+    assert lease.try_acquire("owner-x", 30) == token  # the same owner asks again: its token, no new one
+    assert lease.try_acquire("owner-y", 30) is None
+    assert lease.holder() == ("owner-x", token)

@@ -25,10 +25,15 @@ from .lease import LeaseBackend
 from .redis_state import _RedisStore, _unavailable_on_connection_error
 
 # KEYS[1] lease, KEYS[2] fencing counter (one slot); ARGV[1] owner value, ARGV[2] TTL in ms.
-# Returns the new fencing token, or false when the lease is held.
+# Returns the new fencing token, or false when another owner holds the lease. An owner that already holds it (its
+# earlier acquisition succeeded but the reply was lost) gets its lease renewed and its token back.
 _ACQUIRE = """
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return redis.call('INCR', KEYS[2])
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return tonumber(redis.call('GET', KEYS[2]))
 end
 return false
 """
