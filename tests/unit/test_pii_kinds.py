@@ -83,6 +83,10 @@ from anonstream.pii.merge import split_at_line_breaks
     ("QUANTITY", None, "five co-accused", "", "count"),
     ("DATETIME", "DATE", "31 August 2006", "", "date"),
     ("MISC", "EVENT", "Expo 2000", "", "event"),
+    ("ORG", "ORG", "CEO", "our ", "position"),  # an office the tagger typed as an organisation
+    ("ORG", "ORG", "Prime Minister", "the ", "position"),
+    ("ORG", "ORG", "Board of Directors", "the ", "authority"),  # a body, not a person's office
+    ("DATETIME", "DATE", "2H16", "", "period"),
 ])
 def test_kind_of(entity_type, subtype, surface, before, kind):
     assert kind_of(entity_type, subtype, surface, before) == kind

@@ -199,6 +199,7 @@ def test_a_list_of_places_goes_to_what_contains_every_one(value, country, expect
     ("Leanne", "person", "the person"),
     ("ASU", "acronym", "[Acronym]"),  # an organisation, a measure or a standard: nothing says which
     ("PKK", "acronym", "[Acronym]"),
+    ("CEO", "position", "executive"),  # an office typed ORG: the office one step up, never "the organisation"
 ])
 def test_kind_generalizer(value, kind, expected):
     assert build_generalizer({"name": "kind"}).generalize(value, "Organization", kind) == expected

@@ -121,6 +121,8 @@ def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "
     sub = (subtype or "").upper()
     if entity_type in ("ORG", "MISC") and (business := business_kind(surface, after)):
         return business
+    if entity_type in ("ORG", "MISC") and names_a_position(surface):
+        return "position"  # "CEO", "the Prime Minister", "President of Cyprus": an office, typed as a name
     if entity_type == "ORG":
         return "person" if _is_lone_first_name(surface) else org_kind(surface)
     if entity_type == "LOC":
@@ -205,6 +207,13 @@ def org_head(surface: str) -> str:
     name = _LEADING_THE.sub("", surface.strip())
     head = re.split(r"\s+(?:of|for|on)\s+", name, maxsplit=1)[0]
     return LEGAL_FORM.sub("", head).strip(" ,")
+
+
+def names_a_position(surface: str) -> bool:
+    """An office named as such ("Prime Minister", "Mayor of Ankara": ``position_head``) or a business role
+    written as an acronym ("CEO", "CFO": ``business_role``), whatever type the tagger gave it."""
+    name = _LEADING_THE.sub("", " ".join(surface.split()))
+    return position_head(name) is not None or bool(_ACRONYM.fullmatch(name)) and business_role(name) is not None
 
 
 def org_kind(surface: str) -> str:

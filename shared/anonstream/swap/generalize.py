@@ -416,6 +416,8 @@ class KindGeneralizer(Generalizer):
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         if kind == "acronym":
             return self.acronym
+        if kind == "position":  # an office the tagger typed as an organisation: the office, one step up
+            return DemographicGeneralizer().generalize(value, category, kind, country)
         head = re.split(r"\s+of\s+", re.sub(r"^the\s+", "", value.strip(), flags=re.I), maxsplit=1)[0]
         words = [w.lower() for w in re.findall(r"[A-Za-z][\w'’-]*", head)]
         while len(words) > 1 and words[-1] in _LEGAL_FORMS:
