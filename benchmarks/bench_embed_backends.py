@@ -149,6 +149,7 @@ def reference_cosines(runs: dict[str, dict], reference) -> dict[str, dict]:
             i, j = rng.choice(pool, 2, replace=False)
             rand.append(float(V[i] @ V[j]))
         out[variant] = {"pairs": len(swapped), "mean": float(np.mean(swapped)) if swapped else float("nan"),
+                        "se": float(np.std(swapped, ddof=1) / np.sqrt(len(swapped))) if len(swapped) > 1 else 0.0,
                         "random": float(np.mean(rand))}
     return out
 
@@ -287,12 +288,12 @@ def write(args, variants, runs, cosines, ari, reseeded, attacked, calls, presidi
                common.spread([r["words"] / r["seconds"] for r in rs], "{:.0f}"), common.spread(ratio)]
         if presidio:
             row.append(common.spread([p["seconds"] / r["seconds"] for p, r in zip(runs["presidio"], rs)]))
-        row += [f"{c['mean']:.3f} ({c['pairs']})", f"{c['mean'] / cosines[BASE]['mean']:.3f}", f"{c['random']:.3f}",
-                f"{ari[v]:.2f}", "–" if rs[0]["du"] is None else f"{rs[0]['du']:.3f}",
+        row += [f"{c['mean']:.3f} ± {c.get('se', 0):.3f} ({c['pairs']})", f"{c['mean'] / cosines[BASE]['mean']:.3f}", f"{c['random']:.3f}",
+                f"{ari[v]:.2f}", (rs[0]["mixture"] or {}).get("k", "–"), "–" if rs[0]["du"] is None else f"{rs[0]['du']:.3f}",
                 f"{rs[0]['embedded']}/{rs[0]['chunks']}"]
         rows.append(row)
     header = ["variant", "space (dim)", "words/s", f"÷ {BASE} time"] + (["run ÷ Presidio"] if presidio else []) + [
-        "partner cosine (pairs)", f"÷ {BASE}", "random pairs", f"ARI vs {BASE}", "DU", "chunks embedded"]
+        "partner cosine ± s.e. (pairs)", f"÷ {BASE}", "random pairs", f"ARI vs {BASE}", "mixture K", "DU", "chunks embedded"]
     results.add(common.table(header, rows))
     if presidio:
         p = runs["presidio"]
