@@ -9,7 +9,7 @@ MiniLM, ``anonstream.embedding.static``: Model2Vec's recipe, PCA 256, no transfo
 1. **Throughput and the release on TAB**: ``anonstream.runtime.embedded.run`` (what ``anonstream run`` calls) on the
    first ``--documents`` of the unseen TAB dev texts (``bench_kafka.dev_documents``), the swap stage's draws seeded.
    Per run: words/s (model loading excluded), DU as the audit reports it (in the variant's own space), and per chunk
-   the embed stage's text and vector and the final mixture's component. With ``--presidio``, Presidio
+   the embed stage's text and vector, the final mixture's component and, if the release changed it, its text after. With ``--presidio``, Presidio
    analyze+anonymize (``bench_kafka.PresidioAnonymize``, same spaCy model) on the same documents in this process
    once per round, between the variants: run ÷ Presidio within the round.
 2. **Swap partner quality**: for each pair of chunks that exchanged values (swap log ``partner``), the cosine of the
@@ -18,7 +18,10 @@ MiniLM, ``anonstream.embedding.static``: Model2Vec's recipe, PCA 256, no transfo
 3. **Agreement of mixture assignments**: ARI between a variant's and ``onnx``'s components (each run's last mixture
    assigning its own vectors) over the chunks both embedded; as the scale, ``onnx`` against a mixture refitted on its
    own vectors with another seed (``fit_mixture(seed=1)``, same family and K).
-4. **The MAEC attack** (``--attack-calls N``, 0: off): ``anonstream run`` of each variant on the first N 2016Q3
+4. **DU in one space**: eq. 2.19 for every changed chunk with MiniLM vectors before and after under one mixture
+   fitted on MiniLM vectors of today's run (the audit's own DU is in each variant's space and mixture, so its
+   values are not comparable across spaces).
+5. **The MAEC attack** (``--attack-calls N``, 0: off): ``anonstream run`` of each variant on the first N 2016Q3
    earnings calls, ``anonstream attack`` trained on 2016Q2 raw, tested before and after; the accuracy drop in points.
 
 Targets (issue 27): partners ≥ 0.95× today's mean MiniLM cosine, attack drop within 2 points, DU within 0.01,
@@ -75,6 +78,7 @@ def child(variant: str, source: str, limit: int, out: Path) -> dict:
     built: list = []
     texts: dict[str, str] = {}
     vectors: dict[str, list[float]] = {}
+    after: dict[str, str] = {}  # the released text of every chunk the release changed
     build_stages = embedded.build_stages
 
     def seeded(*args, **kwargs):
@@ -93,6 +97,16 @@ def child(variant: str, source: str, limit: int, out: Path) -> dict:
             return result
 
         embed.process = capture
+        audit = next(s for s in stages if s.name == "audit")
+        audit_process = audit.process
+
+        def capture_released(items):
+            for topic, record in items:
+                if isinstance(record, dict) and record.get("changes") and "text" in record:
+                    after[f"{record['doc_id']}|{record['chunk_index']}"] = record["text"]
+            return audit_process(items)
+
+        audit.process = capture_released
         built.extend(stages)
         return stages
 
@@ -112,7 +126,8 @@ def child(variant: str, source: str, limit: int, out: Path) -> dict:
     utility = next(iter(report.audit.get("risk", {}).values()), {}).get("utility", {})
     np.save(out / "vectors.npy", X)
     (out / "chunks.json").write_text(json.dumps({"keys": keys, "components": components, "texts": texts,
-                                                 "pairs": pairs, "with_values": with_values}))
+                                                 "pairs": pairs, "with_values": with_values,
+                                                 "after": after}))
     return {"variant": variant, "seconds": report.seconds, "words": sum(len(d["text"].split()) for d in docs),
             "documents": report.documents_in, "documents_out": report.documents_out,
             "embedded": stage["embed"].metrics()["embedded"], "chunks": len(texts), "du": utility.get("du"),
@@ -151,6 +166,32 @@ def reference_cosines(runs: dict[str, dict], reference) -> dict[str, dict]:
         out[variant] = {"pairs": len(swapped), "mean": float(np.mean(swapped)) if swapped else float("nan"),
                         "se": float(np.std(swapped, ddof=1) / np.sqrt(len(swapped))) if len(swapped) > 1 else 0.0,
                         "random": float(np.mean(rand))}
+    return out
+
+
+def reference_du(runs: dict[str, dict], reference, k: int = 8) -> dict[str, dict]:
+    """DU (eq. 2.19) of each variant's release in one fixed space: MiniLM vectors of the changed chunks before and
+    after, under one mixture fitted on MiniLM vectors of the base run's embedded chunks (pkb, ``k``, seed 0),
+    the component taken from the chunk before."""
+    from anonstream.mixture.em import fit_mixture
+
+    base = json.loads((Path(runs[BASE]["out"]) / "chunks.json").read_text())
+    keys = sorted(base["keys"])
+    mixture = fit_mixture(reference.encode([base["texts"][key] for key in keys]), "pkb", min(k, len(keys) // 4))
+    out = {}
+    for variant, run in runs.items():
+        data = json.loads((Path(run["out"]) / "chunks.json").read_text())
+        changed = sorted(key for key in data["after"] if key in data["texts"])
+        if not changed:
+            continue
+        before = reference.encode([data["texts"][key] for key in changed])
+        after = reference.encode([data["after"][key] for key in changed])
+        labels = mixture.assign(before)[0]
+        rows = np.arange(len(changed))
+        log_before = mixture.log_component_densities(before)[rows, labels].sum()
+        log_after = mixture.log_component_densities(after)[rows, labels].sum()
+        out[variant] = {"du": float(log_after / log_before), "changed": len(changed),
+                        "cosine": float(np.mean(np.sum(before * after, axis=1)))}
     return out
 
 
@@ -253,17 +294,19 @@ def main() -> int:
         from anonstream.embedding import Embedder
 
         common.log("MiniLM reference cosines")
-        cosines = reference_cosines(first, Embedder(batch_size=64, backend="onnx-fp32"))
+        reference = Embedder(batch_size=64, backend="onnx-fp32")
+        cosines = reference_cosines(first, reference)
         ari, reseeded = agreement(first)
+        du = reference_du(first, reference)
         (work / "figures.json").write_text(json.dumps({"runs": runs, "cosines": cosines, "ari": ari,
-                                                      "reseeded": reseeded}))
+                                                      "reseeded": reseeded, "du": du}))
         attacked = attack(variants, calls, work) if calls else {}
         (work / "attack.json").write_text(json.dumps(attacked))
-    write(args, variants, runs, cosines, ari, reseeded, attacked, calls, presidio)
+    write(args, variants, runs, cosines, ari, reseeded, du, attacked, calls, presidio)
     return 0
 
 
-def write(args, variants, runs, cosines, ari, reseeded, attacked, calls, presidio) -> None:
+def write(args, variants, runs, cosines, ari, reseeded, du, attacked, calls, presidio) -> None:
     results = common.Results("embed_backends", "Embedding backends judged by the release: today's vs the candidates "
                              "(issue 27)", args.quick)
     base = runs[BASE][0]
@@ -278,7 +321,9 @@ def write(args, variants, runs, cosines, ari, reseeded, attacked, calls, presidi
                   "whichever backend chose the pairs; random: random pairs of chunks with values, the floor. ARI: "
                   f"components of each run's last mixture against `{BASE}`'s on the chunks both embedded"
                 + (f" (`{BASE}` against its own vectors refitted with another seed: **{reseeded:.2f}**)"
-                   if reseeded is not None else "") + ". DU: as the audit reports it, in the variant's own space.")
+                   if reseeded is not None else "") + ". DU (own space): as the audit reports it, in the variant's own space and mixture; DU in MiniLM: the same "
+                  "ratio (eq. 2.19) for every chunk the release changed, in one fixed space (MiniLM vectors before and "
+                  f"after under one pkb mixture fitted on `{BASE}`'s chunks' MiniLM vectors), comparable across variants.")
     rows = []
     for v in variants:
         rs = runs[v]
@@ -290,10 +335,11 @@ def write(args, variants, runs, cosines, ari, reseeded, attacked, calls, presidi
             row.append(common.spread([p["seconds"] / r["seconds"] for p, r in zip(runs["presidio"], rs)]))
         row += [f"{c['mean']:.3f} ± {c.get('se', 0):.3f} ({c['pairs']})", f"{c['mean'] / cosines[BASE]['mean']:.3f}", f"{c['random']:.3f}",
                 f"{ari[v]:.2f}", (rs[0]["mixture"] or {}).get("k", "–"), "–" if rs[0]["du"] is None else f"{rs[0]['du']:.3f}",
+                f"{du[v]['du']:.4f} ({du[v]['changed']})" if v in du else "–",
                 f"{rs[0]['embedded']}/{rs[0]['chunks']}"]
         rows.append(row)
     header = ["variant", "space (dim)", "words/s", f"÷ {BASE} time"] + (["run ÷ Presidio"] if presidio else []) + [
-        "partner cosine ± s.e. (pairs)", f"÷ {BASE}", "random pairs", f"ARI vs {BASE}", "mixture K", "DU", "chunks embedded"]
+        "partner cosine ± s.e. (pairs)", f"÷ {BASE}", "random pairs", f"ARI vs {BASE}", "mixture K", "DU (own space)", "DU in MiniLM (changed chunks)", "chunks embedded"]
     results.add(common.table(header, rows))
     if presidio:
         p = runs["presidio"]
