@@ -25,6 +25,8 @@ from anonstream.evaluation.release import LineDiff
     ("2.5 million", "1-5", False),
     ("$12,400,000", "$10-20 million", True),
     ("35%", "30-40%", True),
+    ("approximately 594,000", "500,000-1 million", True),  # the lower bound written out: not 500,000 million
+    ("1,594,000", "500,000-1 million", False),
     ("45%", "30-40%", False),
     ("several", "10-20", None),  # no figure on the old side
     ("35%", "the share", None),  # no band on the new side

@@ -86,8 +86,11 @@ def band_bounds(text: str) -> tuple[float, float] | None:
     if m is None:
         return None
     scale = _SCALES.get((m.group("scale") or "").lower(), 1.0)
-    lo_scale = _SCALES.get((m.group("loscale") or "").lower(), scale)
-    return _number(m.group("lo")) * lo_scale, _number(m.group("hi")) * scale
+    lo, hi = _number(m.group("lo")), _number(m.group("hi"))
+    # the scale word after the band is the lower bound's too ("5-10 million") unless the lower bound is written
+    # out larger than the upper one ("500,000-1 million": half a million to a million)
+    lo_scale = _SCALES.get((m.group("loscale") or "").lower(), scale if lo <= hi else 1.0)
+    return lo * lo_scale, hi * scale
 
 
 def band_contains(old: str, new: str) -> bool | None:
