@@ -150,3 +150,11 @@ def test_evaluate_release_cli_runs_the_checks_without_gold(tmp_path, monkeypatch
     assert result["findings"]["band_excludes_value"] == 1
     assert result["findings"]["place_to_non_place"] == 1
     assert result["false_or_broken"] == 2
+
+
+def test_a_fiscal_period_the_tagger_reads_as_an_organisation_may_become_the_period():
+    def tagger(lines):
+        return [[(line.index("Q2"), line.index("Q2") + 2, "ORG")] if "Q2" in line else [] for line in lines]
+
+    report = check_release([("d", "Sales in Q2 rose.", "Sales in the period rose.")], tagger=tagger)
+    assert report.counts()["neutral_noun_of_other_kind"] == 0 and report.judged["neutral_nouns"] == 1

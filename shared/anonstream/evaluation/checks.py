@@ -31,6 +31,7 @@ from typing import Any, Iterable, Sequence
 
 from .places import containment, countries_named, resolve_place
 from .release import LineDiff, Replacement, Tagger, best_label, is_common_phrase, is_placeholder
+from ..pii.patterns import is_fiscal_period
 
 CHECKS = ("band_excludes_value", "place_not_container", "place_unconfirmed", "place_to_place", "place_to_non_place",
           "decade_in_date_phrase", "neutral_noun_of_other_kind", "compared_figures_equal", "over_masked")
@@ -360,6 +361,8 @@ def check_release(pairs: Sequence[tuple[str, str, str]], tagger: Tagger | None =
         for r in reps:
             report.replacements += 1
             label = best_label(labels.get(diff.old, ()), r.old_start, r.old_end)
+            if is_fiscal_period(r.old_text.strip()):
+                label = "DATE"  # "Q2", "FY17": a period by its form, whatever the tagger reads (often ORG)
             verdict = neutral_noun_of_other_kind(label, r.new_text)
             if verdict is not None:
                 report.judged["neutral_nouns"] += 1
