@@ -48,6 +48,8 @@ def read_bound(text: str) -> float:
     ("2.5%", "percent", "2-5%"),
     ("1.7 percent", "percent", "1-2 percent"),
     ("16%", "percent", "10-20%"),
+    ("between 20% and 25%", "percent", "between 20-30%"),  # a range: one band, not "20-30% and 20-30%"
+    ("20% to 25%", "percent", "20-30%"),
     ("120%", "percent", "100-200%"),
     ("$1.2 billion", "money", "$1-2 billion"),
     ("$1.07 billion", "money", "$1-2 billion"),

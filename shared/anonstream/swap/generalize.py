@@ -466,7 +466,8 @@ _AT_MOST = frozenset({"less than", "fewer than", "up to", "under", "below", "at 
 _AT_LEAST = frozenset({"more than", "over", "at least", "in excess of", "above", "upwards of", "exceeding",
                        "greater than", "no less than", "not less than"})
 # Two numbers that read as one range: "4,000 to 8,000 tons", "$2 million-$3 million", "between 3% and 4%".
-_RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|and)\s*(?:[$€£¥₺₽₴]|[A-Z]{3}\s?)?$")
+# what joins the two ends of a range, the first end's percent sign included ("20% to 25%", "between 20% and 25%")
+_RANGE_JOIN = re.compile(r"^\s*(?:%|percent|per\s?cent)?\s*(?:-|–|—|to|and)\s*(?:[$€£¥₺₽₴]|[A-Z]{3}\s?)?$")
 _PERCENT_AFTER = re.compile(r"\s*(?:%|per\s?cent)", re.I)
 _CURRENCY_SIGN = re.compile(r"[$€£¥₺₽₴]|\b[A-Z]{3}\b|\b(?:euros?|dollars?|pounds?|cents?|liras?|kroner|zlotys?)\b", re.I)
 
