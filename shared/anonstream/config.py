@@ -40,7 +40,8 @@
 | ANONSTREAM_REASSEMBLY_WAIT_S | 900 | longest wait for a document's missing chunks; then the sink dead-letters what it has |
 | ANONSTREAM_REASSEMBLY_TTL_S | 86400 | how long per-document state (sink, pii) is kept in Redis |
 | ANONSTREAM_INSTANCE | 0 | replica number of this process (part of the transactional id) |
-| ANONSTREAM_TRANSACTIONAL_STAGES | sink | stages whose produce and offset commit are one Kafka transaction (exactly once on the broker) |
+| ANONSTREAM_PROCESSING_GUARANTEE | at-least-once | exactly-once: every stage commits its outputs with its input offsets in Kafka transactions (one per input partition, runtime/transactions.py), a crash leaves no duplicate for a read_committed consumer; at-least-once: only the stages of ANONSTREAM_TRANSACTIONAL_STAGES do (docs/configuration.md: what it costs) |
+| ANONSTREAM_TRANSACTIONAL_STAGES | sink | with at-least-once: the stages whose produce and offset commit are Kafka transactions all the same |
 | ANONSTREAM_PSEUDONYM_KEY | (required by the pii service) | HMAC key of pseudonyms (secret; never a field here) |
 | ANONSTREAM_PSEUDONYM_TTL_S | 31536000 | how long an entity keeps its pseudonym in Redis |
 | ANONSTREAM_REPLICATION | 1 | replication factor of the topics `anonstream topics create` makes |
@@ -84,6 +85,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 from urllib.parse import urlsplit, urlunsplit
+
+
+PROCESSING_GUARANTEES = ("at-least-once", "exactly-once")
 
 
 def _env(name: str, default: str) -> str:
@@ -130,6 +134,7 @@ class Settings:
     reassembly_wait_s: float = field(default_factory=lambda: float(_env("REASSEMBLY_WAIT_S", "900")))
     transactional_stages: tuple[str, ...] = field(
         default_factory=lambda: tuple(s for s in _env("TRANSACTIONAL_STAGES", "sink").split(",") if s))
+    processing_guarantee: str = field(default_factory=lambda: _env("PROCESSING_GUARANTEE", "at-least-once"))
     instance: str = field(default_factory=lambda: _env("INSTANCE", "0"))
     reassembly_ttl_s: int = field(default_factory=lambda: int(_env("REASSEMBLY_TTL_S", "86400")))
     pseudonym_ttl_s: int = field(default_factory=lambda: int(_env("PSEUDONYM_TTL_S", "31536000")))
@@ -178,6 +183,13 @@ class Settings:
     kafka_ssl_cafile: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_KAFKA_SSL_CAFILE"))
     redis_username: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_REDIS_USERNAME"))
     redis_ca_file: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_REDIS_CA_FILE"))
+
+    def transactional(self, stage: str) -> bool:
+        """Whether the service of ``stage`` commits its outputs and input offsets in Kafka transactions."""
+        if self.processing_guarantee not in PROCESSING_GUARANTEES:
+            raise ValueError(f"ANONSTREAM_PROCESSING_GUARANTEE={self.processing_guarantee!r}: one of "
+                             f"{', '.join(PROCESSING_GUARANTEES)}")
+        return self.processing_guarantee == "exactly-once" or stage in self.transactional_stages
 
     def describe(self) -> dict[str, object]:
         """The settings, safe to log (no secrets are fields of this class; a password written into

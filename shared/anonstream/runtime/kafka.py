@@ -58,8 +58,11 @@ def producer(settings: Settings, **overrides) -> AIOKafkaProducer:
 
 
 def consumer(settings: Settings, topic_names: list[str], group_id: str, **overrides) -> AIOKafkaConsumer:
-    """Manual commits only: the service commits after its produces are acknowledged."""
+    """Manual commits only: the service commits after its produces are acknowledged. ``read_committed``: records of
+    aborted transactions are never read, and those of open ones only once committed (non-transactional records
+    at once)."""
     options = dict(bootstrap_servers=settings.bootstrap, group_id=group_id, enable_auto_commit=False,
+                   isolation_level="read_committed",
                    auto_offset_reset="earliest", max_partition_fetch_bytes=MAX_MESSAGE_BYTES,
                    fetch_max_bytes=4 * MAX_MESSAGE_BYTES, session_timeout_ms=30000,
                    heartbeat_interval_ms=3000, max_poll_interval_ms=600000, **security_options(settings))

@@ -14,11 +14,14 @@ A crash before 5 re-delivers the batch; outputs carry idempotency keys (document
 stage versions), so consumers see duplicates at worst, never a gap. A failed produce stops the
 service without committing (it restarts and re-processes) rather than skipping records.
 
-Stages listed in ``ANONSTREAM_TRANSACTIONAL_STAGES`` (default: the sink, the pipeline's exit) do 3
-and 5 in one Kafka transaction (``send_offsets_to_transaction``): outputs and input offsets commit
-together or not at all, so ``read_committed`` consumers see each output once. Step 4 then runs after
-the transaction commits. The transactional id is ``<prefix>.<stage>.<ANONSTREAM_INSTANCE>``: give
-each replica of a transactional stage its own instance number.
+Exactly-once (``ANONSTREAM_PROCESSING_GUARANTEE=exactly-once``: every stage; with at-least-once, the stages
+in ``ANONSTREAM_TRANSACTIONAL_STAGES``, by default the sink, the pipeline's exit) does 3 and 5 in Kafka
+transactions, one per input partition of the batch (``runtime/transactions.py``: produce, then
+``send_offsets_to_transaction``, then commit; abort on failure): outputs and input offsets commit together or
+not at all, so ``read_committed`` consumers see each output once. Step 4 runs after every transaction of the
+batch committed; a failed transaction stops the service (restarted, it reads the batch again). The transactional
+ids name the input partition, not the instance (fencing of zombies across instances: see transactions.py).
+Every service consumes with ``read_committed``, so no stage reads an aborted output of the stage before it.
 
 A stage that is one consumer by design (``Stage.single_instance``: the audit with its attack or identification
 monitor on) runs only while its instance holds a lease (``stores/lease.py``, TTL ``ANONSTREAM_AUDIT_LEASE_TTL_S``):
@@ -49,6 +52,7 @@ from ..stages.base import Emit, InputMessage, StageDriver
 from ..stores.base import StoreUnavailable
 from ..stores.lease import LeaderElection, LeaseBackend
 from . import kafka
+from .transactions import TRANSACTION_TIMEOUT_MS, PartitionProducers, group_by_partition
 from .dashboard import dashboard_routes
 from .metrics import ServiceMetrics, serve
 from .wiring import blas_limit, build_stage, redis_stores
@@ -116,8 +120,19 @@ class StageService:
 
     async def _run(self) -> None:
         group = f"{self.settings.topic_prefix}.{self.stage.name}"
-        consumer = kafka.consumer(self.settings, self.driver.input_topic_names(), group)
-        producer = kafka.producer(self.settings, **self._transactional_options())
+        # the ordinary idempotent producer: all outputs at-least-once, and the tick's outputs in either mode
+        producer = kafka.producer(self.settings)
+        transactions = None
+        if self.transactional:
+            consumer = kafka.consumer(self.settings, [], group)
+            transactions = PartitionProducers(
+                lambda txn_id: kafka.producer(self.settings, transactional_id=txn_id,
+                                              transaction_timeout_ms=TRANSACTION_TIMEOUT_MS),
+                self.settings.topic_prefix, self.stage.name, group)
+            transactions.consumer = consumer
+            consumer.subscribe(self.driver.input_topic_names(), listener=transactions)
+        else:
+            consumer = kafka.consumer(self.settings, self.driver.input_topic_names(), group)
         await producer.start()
         await consumer.start()
         server = None
@@ -139,36 +154,16 @@ class StageService:
                     self.exit_code = LEASE_LOST_EXIT
                     break
                 batches = await self._poll_batch(consumer)
-                messages = [InputMessage(m.topic, m.partition, m.offset, m.key, m.value, self._ingested_at_of(m))
-                            for records in batches.values() for m in records]
-                if messages:
-                    started = time.monotonic()
-                    try:
-                        handled = await loop.run_in_executor(None, self.driver.handle, messages)
-                    except StoreUnavailable as exc:
-                        log.warning("service %s: store unavailable (%s); reading the batch again in %.0f s",
-                                    self.stage.name, exc, STORE_RETRY_S)
-                        for tp, records in batches.items():
-                            consumer.seek(tp, records[0].offset)
-                        await asyncio.sleep(STORE_RETRY_S)
-                        continue
-                    self.metrics.observe_process(time.monotonic() - started)
-                    self._remember_ingested(handled.ingested_at)
-                    outputs = handled.emits + handled.dead_letters
-                    offsets = {tp: records[-1].offset + 1 for tp, records in batches.items()}
-                    if self.transactional:
-                        async with producer.transaction():  # steps 3 and 5 together
-                            await self._produce(producer, outputs)
-                            await producer.send_offsets_to_transaction(offsets, group)
-                        await self._produced_retrying(outputs)
-                    else:
-                        await self._produce(producer, outputs)
-                        await self._produced_retrying(outputs)
-                        if not await self._commit(consumer, offsets):
-                            offsets = {}
-                    self._committed.update(offsets)
-                    self.metrics.observe_batch(time.monotonic() - started, len(messages), len(handled.emits),
-                                               len(handled.dead_letters))
+                if transactions is not None:
+                    await transactions.in_flight.acquire()  # a rebalance waits for this batch to commit
+                try:
+                    store_down = not await self._batch(consumer, producer, transactions, batches)
+                finally:
+                    if transactions is not None:
+                        transactions.in_flight.release()
+                if store_down:
+                    await asyncio.sleep(STORE_RETRY_S)
+                    continue
                 now = time.time()
                 if now - last_tick >= TICK_EVERY_S:
                     last_tick = now
@@ -177,11 +172,7 @@ class StageService:
                     except StoreUnavailable as exc:
                         log.warning("service %s: store unavailable (%s); tick skipped", self.stage.name, exc)
                         ticked = []
-                    if ticked and self.transactional:
-                        async with producer.transaction():
-                            await self._produce(producer, ticked)
-                    else:
-                        await self._produce(producer, ticked)
+                    await self._produce(producer, ticked)  # not bound to input offsets: no transaction
                     await self._produced_retrying(ticked)
                     self.metrics.observe_records(produced=len(ticked))
                     await self._measure_lag(consumer)
@@ -198,8 +189,47 @@ class StageService:
             if server is not None:
                 server.close()
             await consumer.stop()
+            if transactions is not None:
+                await transactions.stop()
             await producer.stop()
             log.info("service %s stopped: %s", self.stage.name, dict(self.metrics.records))
+
+    async def _batch(self, consumer, producer, transactions: PartitionProducers | None, batches: dict) -> bool:
+        """Steps 2 to 5 for one polled batch. False: the store was unavailable, the batch will be read again."""
+        if transactions is not None:  # records of partitions revoked since the poll: their new owner reads them
+            batches = {tp: records for tp, records in batches.items() if transactions.owned(tp)}
+        messages = [InputMessage(m.topic, m.partition, m.offset, m.key, m.value, self._ingested_at_of(m))
+                    for records in batches.values() for m in records]
+        if not messages:
+            return True
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        try:
+            handled = await loop.run_in_executor(None, self.driver.handle, messages)
+        except StoreUnavailable as exc:
+            log.warning("service %s: store unavailable (%s); reading the batch again in %.0f s",
+                        self.stage.name, exc, STORE_RETRY_S)
+            for tp, records in batches.items():
+                consumer.seek(tp, records[0].offset)
+            return False
+        self.metrics.observe_process(time.monotonic() - started)
+        self._remember_ingested(handled.ingested_at)
+        outputs = handled.emits + handled.dead_letters
+        offsets = {tp: records[-1].offset + 1 for tp, records in batches.items()}
+        if transactions is not None:
+            # steps 3 and 5 in one transaction per input partition (transactions.py); a failure raises and stops
+            # the service before step 4
+            await transactions.commit(group_by_partition(handled.by_source(), offsets), offsets, self._produce)
+            await self._produced_retrying(outputs)
+        else:
+            await self._produce(producer, outputs)
+            await self._produced_retrying(outputs)
+            if not await self._commit(consumer, offsets):
+                offsets = {}
+        self._committed.update(offsets)
+        self.metrics.observe_batch(time.monotonic() - started, len(messages), len(handled.emits),
+                                   len(handled.dead_letters))
+        return True
 
     def _ingested_at_of(self, record) -> int | None:
         """The record's ingest time: its header, or on the documents topic its own Kafka timestamp."""
@@ -258,12 +288,7 @@ class StageService:
 
     @property
     def transactional(self) -> bool:
-        return self.stage.name in self.settings.transactional_stages
-
-    def _transactional_options(self) -> dict:
-        if not self.transactional:
-            return {}
-        return {"transactional_id": f"{self.settings.topic_prefix}.{self.stage.name}.{self.settings.instance}"}
+        return self.settings.transactional(self.stage.name)
 
     def _batch_policy(self) -> tuple[int, float]:
         """(max records, max wait in s) of a batch: the embed stage fills a window for its model; the pii stage

@@ -59,6 +59,19 @@ class Handled:
     dead_letters: list[Emit] = field(default_factory=list)
     # doc_id -> ingested_at_ms of the accepted inputs that carried one (for the end-to-end latency)
     ingested_at: dict[str, int] = field(default_factory=dict)
+    # (topic, partition) of the input record each output came from, in the order of ``emits`` and of
+    # ``dead_letters``: the service shell commits each input partition's outputs with that partition's offset
+    emit_sources: list[tuple[str, int]] = field(default_factory=list)
+    dead_letter_sources: list[tuple[str, int]] = field(default_factory=list)
+
+    def by_source(self) -> dict[tuple[str, int], list[Emit]]:
+        """Outputs and dead letters per input (topic, partition), each in its order of production."""
+        grouped: dict[tuple[str, int], list[Emit]] = {}
+        for emit, source in zip(self.emits, self.emit_sources):
+            grouped.setdefault(source, []).append(emit)
+        for emit, source in zip(self.dead_letters, self.dead_letter_sources):
+            grouped.setdefault(source, []).append(emit)
+        return grouped
 
 
 class Stage(ABC):
@@ -178,6 +191,7 @@ class StageDriver:
                     out.ingested_at[obj["doc_id"]] = message.ingested_at_ms
             except Exception as exc:  # noqa: BLE001 - every failure becomes a dead letter
                 out.dead_letters.append(self._reject(message, exc))
+                out.dead_letter_sources.append((message.topic, message.partition))
         if not accepted:
             return out
         results = self._process(accepted)
@@ -186,14 +200,17 @@ class StageDriver:
                 raise result
             if isinstance(result, Exception):
                 out.dead_letters.append(self._reject(message, result))
+                out.dead_letter_sources.append((message.topic, message.partition))
                 continue
             try:
                 for emit in result:
                     contracts.validate(emit.topic.schema, emit.value)
             except contracts.RecordInvalid as exc:
                 out.dead_letters.append(self._reject(message, exc))
+                out.dead_letter_sources.append((message.topic, message.partition))
                 continue
             out.emits.extend(result)
+            out.emit_sources.extend([(message.topic, message.partition)] * len(result))
         return out
 
     def tick(self, now: float) -> list[Emit]:

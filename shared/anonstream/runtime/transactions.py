@@ -1,0 +1,147 @@
+"""Exactly-once output of a stage service: Kafka transactions, one transactional producer per input partition.
+
+The commit order of one batch (``PartitionProducers.commit``; the shell calls it with the stage core's outputs
+already computed, nothing produced yet), per input partition of the batch, the partitions concurrently:
+  1. begin a transaction on the partition's producer;
+  2. send every output (and dead letter) of that partition's input records, wait for their acknowledgements;
+  3. ``send_offsets_to_transaction``: the partition's next offset to read, for the stage's consumer group;
+  4. commit the transaction: outputs and input offset become visible together (to ``read_committed``
+     consumers) or, on any failure in 1-4, the transaction is aborted and neither is.
+Only when every partition's transaction has committed does the shell tell the stage core its outputs are durable
+(``Stage.after_produced``). A failure raises: the shell stops without that call, and the restarted service reads
+the uncommitted records again from the committed offsets (its core's ``after_produced`` state never ran ahead of
+a committed output). A crash between 2 and 4 leaves an open transaction that the broker aborts when the partition's
+next producer initializes (below) or after ``TRANSACTION_TIMEOUT_MS``: ``read_committed`` consumers never see it.
+
+Why one producer per input partition, and not one per instance: aiokafka (0.14) sends the consumed offsets with
+TxnOffsetCommit version 0, which carries the group id but not the group generation or member id (KIP-447's
+fencing by consumer-group metadata; aio-libs/aiokafka#844). The broker therefore cannot refuse offsets from an
+instance that lost the partition in a rebalance. Fencing comes from the transactional id instead, as in Kafka
+Streams' first exactly-once mode: the id names the input partition (``transactional_id``), so it is the same
+whichever instance owns the partition, and the owner's ``init_transactions`` (``AIOKafkaProducer.start``) bumps the
+producer epoch: a zombie (a paused instance whose session expired, still holding a producer for the partition) is
+fenced (``ProducerFenced`` on its next transaction) and its open transaction is aborted or completed before the new
+owner reads the committed offset.
+
+Rebalances (``ConsumerRebalanceListener``): ``on_partitions_revoked`` waits for the batch in flight to commit (the
+shell holds ``in_flight`` from poll to commit), then stops the revoked partitions' producers.
+``on_partitions_assigned`` starts a producer per assigned partition (fencing the previous owner), then re-reads each
+partition's committed offset and seeks to it: aiokafka fetches committed offsets as soon as the assignment arrives,
+possibly before the previous owner's last transaction was resolved, and a position from before a transaction that
+then commits would process its records twice. Records of a partition this instance no longer owns are dropped
+from a batch (``owned``): the new owner reads them again.
+
+Time-driven outputs (``Stage.tick``: dead letters of incomplete documents, snapshots) are not bound to input
+offsets; they go through the shell's ordinary idempotent producer (not transactional records are visible to
+``read_committed`` consumers at once).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import Awaitable, Callable, Mapping, Sequence
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+
+from ..stages.base import Emit
+
+log = logging.getLogger(__name__)
+
+TRANSACTION_TIMEOUT_MS = 60_000  # the broker aborts a transaction left open this long (a crashed owner)
+# Test hook: the service exits (os._exit, like kill -9) in its Nth transactional batch after the outputs were sent
+# and the offsets added to the transaction, before the commit (tests/integration/test_exactly_once.py).
+CRASH_BEFORE_COMMIT_ENV = "ANONSTREAM_TEST_CRASH_BEFORE_COMMIT"
+
+Produce = Callable[[AIOKafkaProducer, Sequence[Emit]], Awaitable[None]]
+
+
+def transactional_id(prefix: str, stage: str, topic: str, partition: int) -> str:
+    """The transactional id of one input partition of one stage: stable across instances and restarts."""
+    return f"{prefix}.{stage}.eos.{topic}.{partition}"
+
+
+def group_by_partition(by_source: Mapping[tuple[str, int], Sequence[Emit]],
+                       offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, list[Emit]]:
+    """Every input partition of the batch with its outputs (possibly none: its offset is committed all the same)."""
+    grouped = {tp: [] for tp in offsets}
+    for (topic, partition), emits in by_source.items():
+        tp = TopicPartition(topic, partition)
+        if tp not in grouped:
+            raise ValueError(f"outputs of {topic}[{partition}], which is not in the batch")
+        grouped[tp].extend(emits)
+    return grouped
+
+
+class PartitionProducers(ConsumerRebalanceListener):
+    """The transactional producers of the input partitions this instance owns, kept in step with the assignment."""
+
+    def __init__(self, make_producer: Callable[[str], AIOKafkaProducer], prefix: str, stage: str, group: str):
+        self._make = make_producer
+        self._prefix = prefix
+        self._stage = stage
+        self.group = group
+        self.consumer: AIOKafkaConsumer | None = None  # set before the consumer starts
+        self.producers: dict[TopicPartition, AIOKafkaProducer] = {}
+        self.in_flight = asyncio.Lock()  # held by the shell from a batch's poll to its commit
+        self.transactions = 0
+        crash = os.environ.get(CRASH_BEFORE_COMMIT_ENV)
+        self._crash_at = int(crash) if crash else 0
+        self._batches = 0
+
+    def owned(self, tp: TopicPartition) -> bool:
+        return tp in self.producers
+
+    async def on_partitions_revoked(self, revoked) -> None:
+        async with self.in_flight:  # the batch in flight commits first
+            await self._stop([tp for tp in revoked if tp in self.producers])
+
+    async def on_partitions_assigned(self, assigned) -> None:
+        async with self.in_flight:
+            await self._stop([tp for tp in self.producers if tp not in assigned])
+            new = [tp for tp in assigned if tp not in self.producers]
+            started = {tp: self._make(transactional_id(self._prefix, self._stage, tp.topic, tp.partition))
+                       for tp in new}
+            await asyncio.gather(*(producer.start() for producer in started.values()))  # fences the previous owners
+            self.producers.update(started)
+            for tp in new:  # the committed offsets as they are now that the previous owners' transactions are over
+                committed = await self.consumer.committed(tp)
+                if committed is not None:
+                    self.consumer.seek(tp, committed)
+            if new:
+                log.info("stage %s: transactional producers for %s", self._stage,
+                         ", ".join(f"{tp.topic}[{tp.partition}]" for tp in sorted(new)))
+
+    async def _stop(self, tps: Sequence[TopicPartition]) -> None:
+        producers = [self.producers.pop(tp) for tp in tps]
+        results = await asyncio.gather(*(p.stop() for p in producers), return_exceptions=True)
+        for result in results:
+            if isinstance(result, Exception):
+                log.warning("stage %s: stopping a transactional producer: %r", self._stage, result)
+
+    async def stop(self) -> None:
+        await self._stop(list(self.producers))
+
+    async def commit(self, outputs: Mapping[TopicPartition, Sequence[Emit]], offsets: Mapping[TopicPartition, int],
+                     produce: Produce) -> None:
+        """One transaction per input partition (outputs, then offsets, then commit; see the module's docstring),
+        the partitions concurrently. Raises the first failure after every transaction has ended (committed or
+        aborted); the caller must then stop rather than go on."""
+        self._batches += 1
+        crash = self._crash_at and self._batches == self._crash_at
+        results = await asyncio.gather(*(self._commit_one(tp, outputs.get(tp, ()), offset, produce, crash)
+                                         for tp, offset in offsets.items()), return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException)]
+        if failures:
+            raise failures[0]
+        self.transactions += len(offsets)
+
+    async def _commit_one(self, tp: TopicPartition, emits: Sequence[Emit], offset: int, produce: Produce,
+                          crash: bool) -> None:
+        producer = self.producers[tp]
+        async with producer.transaction():  # commit on leaving; abort if anything in it raised
+            await produce(producer, emits)
+            await producer.send_offsets_to_transaction({tp: offset}, self.group)
+            if crash:
+                log.error("stage %s: %s set, exiting before the commit", self._stage, CRASH_BEFORE_COMMIT_ENV)
+                os._exit(137)
