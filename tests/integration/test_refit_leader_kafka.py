@@ -23,6 +23,7 @@ from anonstream.config import Settings
 from anonstream.records import Chunk
 from anonstream.runtime.kafka import create_topics
 from anonstream.stores.redis_state import RedisModelRegistry
+from test_audit_instances_kafka import _until as _wait
 
 pytestmark = pytest.mark.integration
 
@@ -70,16 +71,6 @@ async def _produce(settings: Settings, records) -> None:
         await producer.flush()
     finally:
         await producer.stop()
-
-
-def _wait(condition, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"not within {timeout_s} s: {what}")
 
 
 def test_two_refit_services_one_leader_and_a_takeover_after_kill_9(kafka_bootstrap, redis_target, redis_tenant):
