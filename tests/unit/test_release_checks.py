@@ -69,6 +69,7 @@ def test_neutral_noun_of_another_kind():
     assert neutral_noun_of_other_kind("PRODUCT", "the organisation") is True
     assert neutral_noun_of_other_kind("EVENT", "the organisation") is True
     assert neutral_noun_of_other_kind("ORG", "the organisation") is False
+    assert neutral_noun_of_other_kind("ORG", "the hospital") is False  # an institution that is also a building
     assert neutral_noun_of_other_kind("GPE", "the area") is False
     assert neutral_noun_of_other_kind(None, "the organisation") is None
     assert neutral_noun_of_other_kind("PRODUCT", "Acme") is None

@@ -206,9 +206,10 @@ NOUN_KINDS: dict[str, str] = {
     **dict.fromkeys("event".split(), "event"),
     **dict.fromkeys("law act statute regulation".split(), "law"),
 }
-# The broad kinds a reading of the tagger (OntoNotes labels) admits.
+# The broad kinds a reading of the tagger (OntoNotes labels) admits; an organisation may be an institution that is
+# also a building ("Kars State Hospital" → "the hospital", "Goleniów Prison" → "the prison").
 LABEL_KINDS: dict[str, frozenset[str]] = {
-    "ORG": frozenset(("org",)), "GPE": frozenset(("place", "org")), "LOC": frozenset(("place",)),
+    "ORG": frozenset(("org", "facility")), "GPE": frozenset(("place", "org")), "LOC": frozenset(("place",)),
     "FAC": frozenset(("facility", "place")), "PERSON": frozenset(("person",)), "PRODUCT": frozenset(("product",)),
     "EVENT": frozenset(("event",)), "LAW": frozenset(("law",)), "DATE": frozenset(("time",)),
     "TIME": frozenset(("time",)), "MONEY": frozenset(("amount",)), "PERCENT": frozenset(("amount",)),
