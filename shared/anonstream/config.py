@@ -13,7 +13,7 @@
 | ANONSTREAM_SPACY_MODEL | (resolved) | spaCy pipeline name or path for the pii stage |
 | ANONSTREAM_PII_CONFIG | (built-in defaults) | PII config (YAML/JSON: recognizers, policy options) of the pii stage |
 | ANONSTREAM_EMBED_MODEL | all-MiniLM-L6-v2 | sentence-transformers model name or path |
-| ANONSTREAM_EMBED_BACKEND | onnx | onnx (ONNX Runtime, int8), onnx-fp32, torch, or static (a token table distilled once from the model, embedding/static.py: its own embedding space, recorded on every vector and mixture) (embedding/; an ONNX backend that cannot run falls back to torch) |
+| ANONSTREAM_EMBED_BACKEND | static | static (a token table distilled once from the model, embedding/static.py: its own embedding space, recorded on every vector and mixture; benchmarks/results/embed_backends.md), onnx (ONNX Runtime, int8), onnx-fp32 or torch (embedding/; an ONNX backend that cannot run falls back to torch) |
 | ANONSTREAM_ONNX_CACHE | $XDG_CACHE_HOME/anonstream/onnx | where the ONNX export of the embedding model is written on first use (embedding/onnx.py) |
 | ANONSTREAM_STATIC_CACHE | $XDG_CACHE_HOME/anonstream/static | where the static backend's table is distilled on first use (embedding/static.py) |
 | ANONSTREAM_EMBED_BATCH | 16 | model batch size (texts per forward pass) |
@@ -107,7 +107,7 @@ class Settings:
     spacy_model: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_SPACY_MODEL"))
     pii_config: str | None = field(default_factory=lambda: os.environ.get("ANONSTREAM_PII_CONFIG"))
     embed_model: str = field(default_factory=lambda: _env("EMBED_MODEL", "all-MiniLM-L6-v2"))
-    embed_backend: str = field(default_factory=lambda: _env("EMBED_BACKEND", "onnx"))
+    embed_backend: str = field(default_factory=lambda: _env("EMBED_BACKEND", "static"))
     embed_batch: int = field(default_factory=lambda: int(_env("EMBED_BATCH", "16")))
     pii_max_batch: int = field(default_factory=lambda: int(_env("PII_MAX_BATCH", "16")))
     blas_threads: int = field(default_factory=lambda: int(_env("BLAS_THREADS", "1")))

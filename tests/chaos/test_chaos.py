@@ -340,14 +340,19 @@ async def _replay_to_cluster(settings, chunks: list[dict], prefix: str) -> None:
     stage's input topic (nothing before the cluster stage gets past a Redis outage: the pii stage needs it)."""
     from aiokafka import AIOKafkaProducer
 
-    vectors = [[random.Random(i).gauss(0, 1) for _ in range(384)] for i in range(len(chunks))]
+    from anonstream.embedding import space_name
+    from anonstream.embedding.static import DIMS
+
+    space = space_name(settings.embed_model, settings.embed_backend)  # the space the embed stage writes
+    dim = DIMS if settings.embed_backend == "static" else 384
+    vectors = [[random.Random(i).gauss(0, 1) for _ in range(dim)] for i in range(len(chunks))]
     producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap, acks="all")
     await producer.start()
     try:
         for i, (chunk, vector) in enumerate(zip(chunks, vectors)):
             norm = sum(v * v for v in vector) ** 0.5
             record = {**chunk, "doc_id": f"{prefix}-{RUN}-{i}",
-                      "embedding": {"model": "all-MiniLM-L6-v2", "dim": 384, "vector": [v / norm for v in vector]},
+                      "embedding": {"model": space, "dim": dim, "vector": [v / norm for v in vector]},
                       "lineage": {**chunk["lineage"], "embed": "1"}}
             await producer.send_and_wait(topics.name(topics.CHUNKS_EMBEDDED, settings.topic_prefix),
                                          orjson.dumps(record), key=record["doc_id"].encode())

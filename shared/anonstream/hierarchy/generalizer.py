@@ -60,7 +60,8 @@ class HierarchyGeneralizer(Generalizer):
         from .builder import embedding_text
 
         if self._embedder is None:
-            self._embedder = Embedder(self.hierarchy.info.get("embedding_model") or "all-MiniLM-L6-v2")
+            # the space the hierarchy was built in, whatever the embed stage runs now
+            self._embedder = Embedder.for_space(self.hierarchy.info.get("embedding_model") or "all-MiniLM-L6-v2")
         return self._embedder.encode([embedding_text(value)])[0]
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
