@@ -122,7 +122,8 @@ def test_assignment_fences_first_then_seeks_to_the_committed_offset():
     asyncio.run(listener.on_partitions_assigned({TopicPartition("t", 0), TopicPartition("t", 1)}))
     assert sorted(log) == [("init", "p.pii.eos.t.0"), ("init", "p.pii.eos.t.1")]
     assert listener.consumer.seeks == [(0, 17)]  # partition 1 has no commit yet: auto_offset_reset decides
-    assert listener.owned(TopicPartition("t", 1)) and not listener.owned(TopicPartition("t", 2))
+    assert set(listener.producers) == {TopicPartition("t", 0), TopicPartition("t", 1)}
+    assert listener.rebalances == 1  # a batch polled across it is dropped by the shell
 
 
 def test_commit_is_produce_then_offsets_then_commit_per_partition():
@@ -171,11 +172,31 @@ def test_revocation_waits_for_the_batch_in_flight():
         await listener.in_flight.acquire()  # the shell is in the middle of a batch
         revoking = asyncio.create_task(listener.on_partitions_revoked({t0}))
         await asyncio.sleep(0.05)
-        assert not revoking.done() and listener.owned(t0)
+        assert not revoking.done() and t0 in listener.producers
         await listener.commit({t0: [_emit("a")]}, {t0: 18}, _produce)
         listener.in_flight.release()
         await revoking
-        assert not listener.owned(t0)
+        assert t0 not in listener.producers
 
     asyncio.run(run())
     assert log.index(("commit", "p.pii.eos.t.0")) < log.index(("stop", "p.pii.eos.t.0"))
+
+
+def test_rewind_seeks_owned_partitions_back_to_their_committed_offsets():
+    log = []
+    listener = _producers(log)
+    t0, t1, t2 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("t", 2)
+    beginnings = []
+
+    async def seek_to_beginning(tp):
+        beginnings.append(tp.partition)
+
+    listener.consumer.seek_to_beginning = seek_to_beginning
+
+    async def run():
+        await listener.on_partitions_assigned({t0, t1})
+        listener.consumer.seeks.clear()
+        await listener.rewind([t0, t1, t2])  # t2: not ours (revoked), left to its owner
+
+    asyncio.run(run())
+    assert listener.consumer.seeks == [(0, 17)] and beginnings == [1]

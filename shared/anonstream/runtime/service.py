@@ -153,9 +153,13 @@ class StageService:
                               LEASE_LOST_EXIT)
                     self.exit_code = LEASE_LOST_EXIT
                     break
+                rebalances = transactions.rebalances if transactions is not None else 0
                 batches = await self._poll_batch(consumer)
                 if transactions is not None:
                     await transactions.in_flight.acquire()  # a rebalance waits for this batch to commit
+                    if transactions.rebalances != rebalances:  # polled across a rebalance: read it again
+                        await transactions.rewind(batches)        # from the committed offsets (transactions.py)
+                        batches = {}
                 try:
                     store_down = not await self._batch(consumer, producer, transactions, batches)
                 finally:
@@ -196,8 +200,6 @@ class StageService:
 
     async def _batch(self, consumer, producer, transactions: PartitionProducers | None, batches: dict) -> bool:
         """Steps 2 to 5 for one polled batch. False: the store was unavailable, the batch will be read again."""
-        if transactions is not None:  # records of partitions revoked since the poll: their new owner reads them
-            batches = {tp: records for tp, records in batches.items() if transactions.owned(tp)}
         messages = [InputMessage(m.topic, m.partition, m.offset, m.key, m.value, self._ingested_at_of(m))
                     for records in batches.values() for m in records]
         if not messages:

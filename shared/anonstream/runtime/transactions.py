@@ -28,8 +28,12 @@ shell holds ``in_flight`` from poll to commit), then stops the revoked partition
 ``on_partitions_assigned`` starts a producer per assigned partition (fencing the previous owner), then re-reads each
 partition's committed offset and seeks to it: aiokafka fetches committed offsets as soon as the assignment arrives,
 possibly before the previous owner's last transaction was resolved, and a position from before a transaction that
-then commits would process its records twice. Records of a partition this instance no longer owns are dropped
-from a batch (``owned``): the new owner reads them again.
+then commits would process its records twice. A batch polled while a rebalance ran (``rebalances`` changed between
+the poll's start and the shell taking ``in_flight``) is dropped whole and its partitions still owned are sought back
+to their committed offsets (``rewind``): its records may lie before the position the assignment sought (processed,
+they would be read again from there: a duplicate), or after it (dropped without a seek, they would be lost: both
+seen in the first test runs). The records are read again from the committed offsets, by this instance or the
+partition's new owner.
 
 Time-driven outputs (``Stage.tick``: dead letters of incomplete documents, snapshots) are not bound to input
 offsets; they go through the shell's ordinary idempotent producer (not transactional records are visible to
@@ -85,18 +89,18 @@ class PartitionProducers(ConsumerRebalanceListener):
         self.producers: dict[TopicPartition, AIOKafkaProducer] = {}
         self.in_flight = asyncio.Lock()  # held by the shell from a batch's poll to its commit
         self.transactions = 0
+        self.rebalances = 0  # revocations and assignments so far
         crash = os.environ.get(CRASH_BEFORE_COMMIT_ENV)
         self._crash_at = int(crash) if crash else 0
         self._batches = 0
 
-    def owned(self, tp: TopicPartition) -> bool:
-        return tp in self.producers
-
     async def on_partitions_revoked(self, revoked) -> None:
+        self.rebalances += 1
         async with self.in_flight:  # the batch in flight commits first
             await self._stop([tp for tp in revoked if tp in self.producers])
 
     async def on_partitions_assigned(self, assigned) -> None:
+        self.rebalances += 1
         async with self.in_flight:
             await self._stop([tp for tp in self.producers if tp not in assigned])
             new = [tp for tp in assigned if tp not in self.producers]
@@ -111,6 +115,18 @@ class PartitionProducers(ConsumerRebalanceListener):
             if new:
                 log.info("stage %s: transactional producers for %s", self._stage,
                          ", ".join(f"{tp.topic}[{tp.partition}]" for tp in sorted(new)))
+
+    async def rewind(self, tps) -> None:
+        """The partitions of a dropped batch that this instance owns: back to their committed offsets (the earliest
+        offset before any commit)."""
+        for tp in tps:
+            if tp not in self.producers:
+                continue  # revoked: its new owner reads from the committed offset
+            committed = await self.consumer.committed(tp)
+            if committed is None:
+                await self.consumer.seek_to_beginning(tp)
+            else:
+                self.consumer.seek(tp, committed)
 
     async def _stop(self, tps: Sequence[TopicPartition]) -> None:
         producers = [self.producers.pop(tp) for tp in tps]
