@@ -10,6 +10,10 @@ torch and transformers this project already pins (model2vec's ``[distill]`` extr
 * SIF weighting by Zipf's law over the vocabulary order: row r times ``1e-4 / (1e-4 + p_r)``,
   ``p_r`` proportional to ``1 / (r + 2)``.
 
+One difference: model2vec first drops tokens such as MiniLM's ~1,000 ``[unusedN]`` from the table (before the PCA and
+the Zipf ranks); here they stay (no text produces them). Measured against ``model2vec.distill(pca_dims=256)`` 0.10.0
+on 180 chunks of the sample corpus: pairwise similarities correlate at 0.968, top-10 neighbours overlap 0.85.
+
 A text's vector is then the mean of its tokens' rows (the model's own WordPiece tokenizer, no special tokens, at most
 ``max_tokens``), unit-normalized: a table look-up and a sum, no transformer at run time, no torch import.
 
