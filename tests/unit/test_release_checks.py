@@ -159,3 +159,10 @@ def test_a_fiscal_period_the_tagger_reads_as_an_organisation_may_become_the_peri
 
     report = check_release([("d", "Sales in Q2 rose.", "Sales in the period rose.")], tagger=tagger)
     assert report.counts()["neutral_noun_of_other_kind"] == 0 and report.judged["neutral_nouns"] == 1
+
+
+def test_a_range_released_as_one_band_is_no_lost_comparison():
+    diff = LineDiff("We expect the dividend to grow 8% to 10% a year.", "We expect the dividend to grow 5-20% a year.")
+    assert [lost for *_, lost in compared_figures(diff)] == []
+    diff = LineDiff("Margins rose to 16% from 12%.", "Margins rose to 10-20% from 10-20%.")
+    assert [lost for *_, lost in compared_figures(diff)] == [True]

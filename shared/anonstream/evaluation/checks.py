@@ -64,6 +64,7 @@ _BAND = re.compile(rf"(?P<cur>[$€£¥])?(?P<lo>{_NUM})(?:\s?(?P<loscale>{_SCAL
                    rf"[$€£¥]?(?P<hi>{_NUM})\s?(?P<pct>{_PERCENT})?(?:\s?(?P<scale>{_SCALE}))?", re.I)
 _UNIT_BEFORE = re.compile(r"[$€£¥]\s?$")
 _UNIT_AFTER = re.compile(rf"^\s?(?:{_PERCENT}\s?)?(?:{_SCALE})?", re.I)
+_RANGE_JOIN = re.compile(rf"\s*{_PERCENT}?\s*(?:to|-|–|—|and|through)\s*[$€£¥]?", re.I)
 _COMPARISON = re.compile(r"\b(?:from|to|versus|vs|compared|against|than|over|up|down)\b", re.I)
 _SENTENCE_END = re.compile(r"[.!?;]\s")
 
@@ -169,6 +170,9 @@ def compared_figures(diff: LineDiff) -> list[tuple[str, str, bool]]:
     out = []
     for (a, va, na), (b, vb, nb) in zip(figures, figures[1:]):
         between = diff.old[a.end():b.start()]
+        if _RANGE_JOIN.fullmatch(between) and na == nb and band_contains(a.group(), nb) \
+                and band_contains(b.group(), nb):
+            continue  # "8% to 10%" → "5-20%": a range released as one band that holds both ends, no comparison
         if va != vb and _COMPARISON.search(between) and not _SENTENCE_END.search(between) \
                 and len(between.split()) <= 8:
             out.append((f"{a.group().strip()} … {b.group().strip()}", f"{na} … {nb}", na == nb))
