@@ -41,7 +41,7 @@ from anonstream.pii.merge import split_at_line_breaks
     ("ORG", "ORG", "Airbus A350", "", "product"),  # a model designation
     ("MISC", "PRODUCT", "737", "", "product"),
     ("MISC", "EVENT", "Ebola", "", "disease"),  # WordNet: viral infection
-    ("ORG", "ORG", "Leanne", "", "person"),  # a lone first name
+    ("ORG", "ORG", "Lilly", "", "organization"),  # a lone first name typed ORG: in business text a company
     ("ORG", "ORG", "Lincoln", "", "organization"),  # a first name, but a city too
     ("DEM", "OCCUPATION", "Chief Financial Officer", "", "position"),  # WordNet: corporate executive
     ("DEM", "OCCUPATION", "part owner", "", "position"),

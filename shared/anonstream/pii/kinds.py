@@ -31,8 +31,10 @@ Business text (earnings calls) first, whatever the type the tagger gave: a fisca
 followed by one ("the Defense Segment", "EPD segment") → ``segment``; a name whose last token carries a digit
 ("A350", "MAX-8", "Boeing 787": a model designation) → ``product``; a term WordNet files under possession or
 measure ("EBITDA" → income), or an acronym followed at once by money or a percentage ("FFO of $0.41") → ``measure``; a
-term WordNet files under illness ("influenza", "Ebola") → ``disease``; an ORG that is a lone first name
-("Leanne") → ``person``. An occupation that WordNet places under the heads, owners and investors of a business
+term WordNet files under illness ("influenza", "Ebola") → ``disease``. (A lone first name typed ORG is left to
+the organisation kinds: in earnings calls it is a company far more often than a person, "Lilly", "Macy", "Tyson"
+21 times to 2; a person the document has named is recognized by the vetting, ``vetting.name_words_as_persons``.)
+An occupation that WordNet places under the heads, owners and investors of a business
 ("CFO" → corporate executive, "part owner" → owner, "shareholder" → investor) is a ``position``: a role is
 generalized, never swapped for a trade.
 
@@ -124,7 +126,7 @@ def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "
     if entity_type in ("ORG", "MISC") and names_a_position(surface):
         return "position"  # "CEO", "the Prime Minister", "President of Cyprus": an office, typed as a name
     if entity_type == "ORG":
-        return "person" if _is_lone_first_name(surface) else org_kind(surface)
+        return org_kind(surface)
     if entity_type == "LOC":
         return "region" if _DIVISION_BEFORE.search(before) else place_kind(surface, sub)
     if entity_type == "DEM":
@@ -190,16 +192,6 @@ def _ancestors(noun: str, hypernym, limit: int = 3) -> set[str]:
     while len(out) < limit and (current := hypernym(current)) and current not in out:
         out.add(current)
     return out
-
-
-def _is_lone_first_name(surface: str) -> bool:
-    """One capitalized word that is a first name and no English word ("Leanne", not "Wells")."""
-    from .gazetteer import first_names
-    from .wordnet import is_common_word
-
-    word = surface.strip()
-    return bool(re.fullmatch(r"[A-Z][a-z]+", word)) and word.casefold() in first_names() \
-        and not is_common_word(word) and city_population(word) is None
 
 
 def org_head(surface: str) -> str:
