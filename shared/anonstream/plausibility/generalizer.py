@@ -102,7 +102,7 @@ def generalize_terms(terms: Sequence[str], bits_per_term: float, *, alpha: float
 
 
 def lazy_encoder(model: str | None = None) -> Encode:
-    """``Embedder(model).encode`` (default model: ``ANONSTREAM_EMBED_MODEL``), loaded at the first call: terms
+    """``Embedder.for_space(model).encode`` (default model: ``ANONSTREAM_EMBED_MODEL``), loaded at the first call: terms
     with a single sense never load the model."""
     from ..config import Settings
     from ..embedding import Embedder
@@ -112,7 +112,9 @@ def lazy_encoder(model: str | None = None) -> Encode:
     def encode(texts: list[str]):
         if not embedder:
             settings = Settings()
-            embedder.append(Embedder(model or settings.embed_model, settings.embed_batch))
+            # word senses by gloss similarity were measured with MiniLM's transformer: keep its space whatever
+            # backend the embed stage runs (Embedder.for_space; a static space named explicitly runs static)
+            embedder.append(Embedder.for_space(model or settings.embed_model, settings.embed_batch))
         return embedder[0].encode(texts)
 
     return encode
