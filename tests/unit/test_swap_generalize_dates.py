@@ -80,3 +80,12 @@ def test_a_year_the_tagger_cut_from_its_period_stays_a_year_in_the_released_text
                                 "{DATETIME/DATE#date:2019}. Sales rose in {DATETIME/DATE#date:2014}.")
     released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
     assert released.text == "Savings start in our H2 2018, after calendar 2019. Sales rose in the 2010s."
+
+
+@pytest.mark.parametrize("before, inside", [
+    ("shipments in Q2 of ", True), ("Our first-half ", True), ("our outlook for full-year ", True),
+    ("dated June, ", True), ("the end of ", True), ("our Q1 ", True),
+    ("in ", False), ("since ", False)])
+def test_a_year_the_tagger_split_from_its_period_stays_inside_the_phrase(before, inside):
+    # generalized alone, "Q2 of [2016]" would read "Q2 of the 2010s"
+    assert DateGeneralizer().part_of_phrase(before) is inside

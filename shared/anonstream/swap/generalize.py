@@ -68,8 +68,10 @@ _YEARS_ONLY = re.compile(r"(?:(?:in|during)\s+)?(?:the\s+(?:calendar\s+)?year\s+
                          r"(?:1[5-9]\d\d|20\d\d)", re.I)
 
 
-_PART_OF_YEAR_BEFORE = re.compile(r"(?:\b(?:Q[1-4]|[1-4]Q|H[12]|[12]H|FY|fiscal|calendar|early|mid|late)|\b(?:end|half|"
-                                  r"quarter|months|beginning|start|middle|balance|remainder|rest)\s+of)[\s-]*$", re.I)
+_PART_OF_YEAR_BEFORE = re.compile(
+    r"(?:\b(?:Q[1-4]|[1-4]Q|H[12]|[12]H|FY|fiscal|calendar|early|mid|late|quarter|half|year|"
+    r"January|February|March|April|May|June|July|August|September|October|November|December)(?:\s+of)?"
+    r"|\b(?:end|half|quarter|months|beginning|start|middle|balance|remainder|rest)\s+of)[\s,-]*$", re.I)
 
 
 def _year_of_period(m: re.Match) -> str:
