@@ -88,6 +88,7 @@ def test_reservoir_is_bounded_and_survives_a_new_client(client, tenant, redis_ta
     assert again.seen() == 100
     sample = again.sample()
     assert sample.shape == (50, 4) and sample.dtype == np.float32
+    assert again.sample(4).shape == (50, 4) and again.sample(6).shape == (0, 6)  # rows of one width only
 
 
 def test_pending_chunks_and_emitted_marks(client, tenant):

@@ -85,3 +85,25 @@ def test_fit_checked_rejects_nan_models(monkeypatch):
     monkeypatch.setattr(cluster, "fit_mixture", nan_fit)
     with pytest.raises(ValueError, match="sanity"):
         cluster.fit_checked(_around(0, 40), "pkb", 2, 1e-3, "m")
+
+
+def test_after_the_embedding_space_changes_a_refit_fits_the_new_space_only():
+    registry, clock = InMemoryModelRegistry(), Clock()
+    refitter = _refitter(registry, clock)
+    refitter.observe(_chunks(_around(0, 60)))  # 16-wide vectors of space "m"
+    new_space = [Chunk("d", i, 50, "t", 0, 1, embedding={"model": "m@static", "dim": 8, "vector": x.tolist()})
+                 for i, x in enumerate(_around(1, 50, d=8, seed=2))]
+    refitter.observe(new_space)
+    clock.t = 61
+    event = refitter.maybe_refit()
+    assert event is not None  # the old rows wait, unused: no mixed-width sample, no crash
+    model = cluster.SphericalMixture.from_bytes(registry.load(registry.current_version()).model_bytes)
+    assert model.dim == 8 and model.embedding_model == "m@static"
+
+
+def test_a_reservoir_samples_the_rows_of_one_width():
+    reservoir = InMemoryReservoir(10)
+    reservoir.add(np.ones((3, 4), dtype=np.float32))
+    reservoir.add(np.ones((2, 6), dtype=np.float32))
+    assert reservoir.sample(6).shape == (2, 6) and reservoir.sample(4).shape == (3, 4)
+    assert reservoir.sample(5).shape == (0, 5)

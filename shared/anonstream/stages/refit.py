@@ -49,6 +49,7 @@ class Refitter:
         self.clock = clock
         self.last_fit = clock()
         self.embedding_model = ""
+        self.dim: int | None = None  # the width of the current space's vectors (the latest chunks')
         self._model: SphericalMixture | None = None
         self._model_version: int | None = None
         self.published = 0
@@ -75,8 +76,10 @@ class Refitter:
         chunks = [c for c in chunks if c.embedding is not None]
         if not chunks:
             return
-        self.embedding_model = chunks[0].embedding["model"]
+        self.embedding_model = chunks[-1].embedding["model"]
+        chunks = [c for c in chunks if c.embedding["model"] == self.embedding_model]  # one space per fit
         X = np.asarray([c.embedding["vector"] for c in chunks], dtype=np.float32)
+        self.dim = X.shape[1]
         self.reservoir.add(X)
         model = self._current_model()
         if model is not None and X.shape[1] == model.dim:
@@ -105,9 +108,9 @@ class Refitter:
         if not self.leads():
             return None
         reason = self.due()
-        if reason is None:
+        if reason is None or self.dim is None:  # no chunk seen yet: the space to fit in is unknown
             return None
-        X = self.reservoir.sample()
+        X = self.reservoir.sample(self.dim)  # the rows of the current embedding space only
         if len(X) < self.min_samples:
             return None
         self.last_fit = self.clock()

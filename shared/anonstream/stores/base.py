@@ -172,7 +172,9 @@ class Reservoir(ABC):
     def add(self, vectors: np.ndarray) -> None: ...
 
     @abstractmethod
-    def sample(self) -> np.ndarray: ...
+    def sample(self, dim: int | None = None) -> np.ndarray:
+        """The rows held; with ``dim`` only those of that width: after the embedding backend changes, the rows of
+        the old space (another width: 384 for MiniLM, 256 for the static table) wait to be replaced, unused."""
 
     @abstractmethod
     def seen(self) -> int: ...
@@ -195,8 +197,9 @@ class InMemoryReservoir(Reservoir):
                 if slot < self.capacity:
                     self._rows[slot] = row
 
-    def sample(self) -> np.ndarray:
-        return np.stack(self._rows) if self._rows else np.empty((0, 0), dtype=np.float32)
+    def sample(self, dim: int | None = None) -> np.ndarray:
+        rows = [r for r in self._rows if dim is None or len(r) == dim]
+        return np.stack(rows) if rows else np.empty((0, dim or 0), dtype=np.float32)
 
     def seen(self) -> int:
         return self._seen

@@ -264,10 +264,10 @@ class RedisReservoir(_RedisStore, Reservoir):
         pipe.execute()
 
     @_unavailable_on_connection_error
-    def sample(self) -> np.ndarray:
-        rows = self.r.lrange(self.key("rows"), 0, -1)
+    def sample(self, dim: int | None = None) -> np.ndarray:
+        rows = [row for row in self.r.lrange(self.key("rows"), 0, -1) if dim is None or len(row) == 4 * dim]
         if not rows:
-            return np.empty((0, 0), dtype=np.float32)
+            return np.empty((0, dim or 0), dtype=np.float32)
         return np.stack([np.frombuffer(row, dtype=np.float32) for row in rows])
 
     @_unavailable_on_connection_error
