@@ -298,3 +298,11 @@ def test_a_place_generalized_to_its_country_is_no_swap_to_judge():
     assert is_country_generalization("Bochum", "German")  # "the Bochum prosecutor" -> "the German prosecutor"
     assert not is_country_generalization("Turkey", "Poland")  # a country swapped for a country is judged
     assert not is_country_generalization("Izmir", "Istanbul")
+
+
+def test_a_value_survives_as_whole_words_only():
+    from anonstream.evaluation.release import survives
+
+    assert survives("1970", "The applicant was born in 1970 in Izmir.")
+    assert not survives("1970", "The applicant was born in the 1970s in Izmir.")  # generalized to its decade
+    assert not survives("16%", "It rose to 16-20%.") and survives("M.", "Judge M. presided.")

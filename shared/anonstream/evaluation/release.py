@@ -515,6 +515,12 @@ def spacy_tagger(nlp: Any = None, batch_size: int = 64) -> Tagger:
     return tag
 
 
+def survives(form: str, text: str) -> bool:
+    """Whether ``form`` is still in ``text`` as written: as whole words, so a year inside the decade it was generalized
+    to ("1970" in "the 1970s") or a number inside a band does not count as left in clear."""
+    return re.search(rf"(?<!\w){re.escape(form)}(?!\w)", text) is not None
+
+
 def _overlapping_groups(mentions: list[tuple[int, int, int, str, GoldMention]]) -> list[list]:
     """Mentions ``(line, start, end, annotator, mention)`` grouped where they overlap on one line (transitively)."""
     groups: list[list] = []
@@ -552,12 +558,12 @@ def score_agreement(doc: TabDocument, lines: Sequence[str], sanitized_lines: Seq
             kind, form = "disputed", forms[0]
         count = scores.agreement.setdefault(kind, SurvivalCount())
         count.total += 1
-        count.survived += form in sanitized_lines[line]
+        count.survived += survives(form, sanitized_lines[line])
     entities: dict[tuple[str, str], bool] = {}
     for li, s, e, name, m in single_line:
         if m.identifier_type == "QUASI":
             key = (name, m.entity_id)
-            entities[key] = entities.get(key, False) or lines[li][s:e] in sanitized_lines[li]
+            entities[key] = entities.get(key, False) or survives(lines[li][s:e], sanitized_lines[li])
     scores.r_quasi_all.total += len(entities)
     scores.r_quasi_all.survived += sum(entities.values())
 
@@ -668,10 +674,10 @@ def evaluate_release(
             by_type = scores.survival_by_entity[ident].setdefault(m.entity_type, SurvivalCount())
             lj = _locate(starts, m.end - 1)
             if dm.multi_line:
-                survived = m.span_text in "\n".join(sanitized_lines[dm.line:lj + 1])
+                survived = survives(m.span_text, "\n".join(sanitized_lines[dm.line:lj + 1]))
                 unchanged = "\n".join(lines[dm.line:lj + 1]) == "\n".join(sanitized_lines[dm.line:lj + 1])
             else:
-                survived = m.span_text in sanitized_lines[dm.line]
+                survived = survives(m.span_text, sanitized_lines[dm.line])
                 unchanged = False
             diff = None
             if not dm.multi_line:
