@@ -151,7 +151,8 @@ def main() -> int:
         f"ingest + pii: the first {n_pii} TAB train documents ({words_pii:,} words); ingest alone: the 100 TAB "
         f"train documents repeated to {n_ingest}. Median (min–max) of {args.rounds} rounds.",
         "",
-        "| services | documents | at-least-once, documents/s | exactly-once, documents/s | exactly-once / at-least-once |",
+        "| services | documents | at-least-once, documents/s | exactly-once, documents/s "
+        "| exactly-once / at-least-once |",
         "| --- | ---: | ---: | ---: | ---: |",
         *("| " + " | ".join(r) + " |" for r in rows),
         "",

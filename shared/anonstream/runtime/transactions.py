@@ -28,8 +28,8 @@ shell holds ``in_flight`` from poll to commit), then stops the revoked partition
 ``on_partitions_assigned`` starts a producer per assigned partition (fencing the previous owner), then re-reads each
 partition's committed offset and seeks to it: aiokafka fetches committed offsets as soon as the assignment arrives,
 possibly before the previous owner's last transaction was resolved, and a position from before a transaction that
-then commits would process its records twice. A batch polled while a rebalance ran (``rebalances`` changed between
-the poll's start and the shell taking ``in_flight``) is dropped whole and its partitions still owned are sought back
+then commits would process its records twice. A batch polled while a rebalance ran (``rebalances``, counted when a
+callback has done its seeks, changed between the poll's start and the shell taking ``in_flight``) is dropped whole and its partitions still owned are sought back
 to their committed offsets (``rewind``): its records may lie before the position the assignment sought (processed,
 they would be read again from there: a duplicate), or after it (dropped without a seek, they would be lost: both
 seen in the first test runs). The records are read again from the committed offsets, by this instance or the
@@ -95,12 +95,11 @@ class PartitionProducers(ConsumerRebalanceListener):
         self._batches = 0
 
     async def on_partitions_revoked(self, revoked) -> None:
-        self.rebalances += 1
         async with self.in_flight:  # the batch in flight commits first
             await self._stop([tp for tp in revoked if tp in self.producers])
+            self.rebalances += 1
 
     async def on_partitions_assigned(self, assigned) -> None:
-        self.rebalances += 1
         async with self.in_flight:
             await self._stop([tp for tp in self.producers if tp not in assigned])
             new = [tp for tp in assigned if tp not in self.producers]
@@ -112,6 +111,9 @@ class PartitionProducers(ConsumerRebalanceListener):
                 committed = await self.consumer.committed(tp)
                 if committed is not None:
                     self.consumer.seek(tp, committed)
+            # counted last, after the seeks: a batch whose poll began before this point may hold records fetched
+            # before a seek (returned to the shell, they are not discarded by it), so the shell drops it
+            self.rebalances += 1
             if new:
                 log.info("stage %s: transactional producers for %s", self._stage,
                          ", ".join(f"{tp.topic}[{tp.partition}]" for tp in sorted(new)))
