@@ -116,7 +116,8 @@ def test_a_killed_leader_is_replaced_by_the_standby(redis_target, redis_tenant, 
     os.kill(a.proc.pid, signal.SIGKILL)
     killed = time.monotonic()
     b.wait_for("published", TTL_S + TTL_S / 3 + 5)
-    assert time.monotonic() - killed >= TTL_S * 0.9 - 0.1  # not before the lease expired
+    # not before the lease expired: a renewed it every TTL/3, so at most TTL/3 before the kill
+    assert time.monotonic() - killed >= TTL_S * 2 / 3 - 0.1
     versions = _versions(redis_target, redis_tenant)
     owners = [owner for _, owner, _ in versions]
     assert owners == sorted(owners) and set(owners) == {"a", "b"}  # a's versions, then b's: never interleaved
