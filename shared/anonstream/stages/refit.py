@@ -108,9 +108,14 @@ class Refitter:
         if not self.leads():
             return None
         reason = self.due()
-        if reason is None or self.dim is None:  # no chunk seen yet: the space to fit in is unknown
+        if reason is None:
             return None
-        X = self.reservoir.sample(self.dim)  # the rows of the current embedding space only
+        if self.dim is None and (current := self._current_model()) is not None:
+            self.dim, self.embedding_model = current.dim, current.embedding_model  # no chunk seen yet: the model's
+        try:
+            X = self.reservoir.sample(self.dim)  # the rows of the current embedding space only
+        except ValueError:
+            return None  # rows of two widths and no space known yet: wait for a chunk to tell it
         if len(X) < self.min_samples:
             return None
         self.last_fit = self.clock()
