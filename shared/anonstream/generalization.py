@@ -33,9 +33,9 @@ class Generalizer(ABC):
         own, a generalizer whose values are compared (figures) keeps what relates them."""
         return [self.generalize(v, category, kind, country) for v in values]
 
-    def part_of_phrase(self, before: str) -> bool:
-        """Whether a value the text ``before`` it runs into belongs to a larger phrase the tagger did not take whole,
-        so that generalizing it alone would break the phrase; by default never."""
+    def part_of_phrase(self, before: str, value: str = "") -> bool:
+        """Whether ``value``, which the text ``before`` it runs into, belongs to a larger phrase the tagger did not
+        take whole, so that generalizing it alone would break the phrase or its meaning; by default never."""
         return False
 
 

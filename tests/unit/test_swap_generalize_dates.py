@@ -89,3 +89,53 @@ def test_a_year_the_tagger_cut_from_its_period_stays_a_year_in_the_released_text
 def test_a_year_the_tagger_split_from_its_period_stays_inside_the_phrase(before, inside):
     # generalized alone, "Q2 of [2016]" would read "Q2 of the 2010s"
     assert DateGeneralizer().part_of_phrase(before) is inside
+
+
+@pytest.mark.parametrize("value, step", [
+    ("three years and nine months", "2-5 years"),  # the length of a sentence: agreed QUASI in TAB
+    ("twelve years and six months", "10-20 years"),
+    ("two years, eight months and twenty-five days", "2-5 years"),
+    ("two and a half years", "2-5 years"),
+    ("12 years and 6 months", "10-20 years"),
+    ("fifteen days", "10-20 days"),
+    ("25 years", "20-30 years"),
+    ("three years", "several years"),  # a whole three to nine reads "several", as counts do
+    ("for six months", "for several months"),
+    ("one year’s", "1-2 years’"),  # "one year's imprisonment" keeps its possessive
+    ("three years’ and nine months", "2-5 years"),  # the possessive of a middle part is not the phrase's
+    ("two‑year", "2-5-year"),  # "the statutory two-year maximum"
+    ("some three years", "several years"),  # the band says "about"
+    ("nearly two years", "1-2 years"),  # just below two
+    ("more than three and a half years", "more than 2 years"),
+    ("less than six months", "less than 10 months"),
+    ("the next 12 months", "the next 12 months"),  # counted from the text's present: no event
+    ("several months", "several months"),
+    ("the following day", "the following day"),
+])
+def test_step_bands_a_duration_so_the_band_contains_it(value, step):
+    assert STEP.generalize(value, "Date") == step
+
+
+def test_a_time_limit_the_tagger_cut_from_within_stays():
+    """"within [seven days]" and "over the next [12 months]" are time limits and spans counted from the text's own
+    present; "detained for [seven days]" dates an event."""
+    assert STEP.part_of_phrase("to be lodged within ", "seven days")
+    assert STEP.part_of_phrase("over the next ", "12 months")
+    assert not STEP.part_of_phrase("he was detained for ", "seven days")
+    assert not STEP.part_of_phrase("lodged within ", "2016")
+
+
+def test_a_day_in_a_list_of_dates_is_generalized_not_read_as_a_year_after_a_month():
+    """"In February, [26 September], 5 November …": only a year reads as part of the period before it."""
+    assert not STEP.part_of_phrase("In February, ", "26 September")
+    assert STEP.part_of_phrase("In February, ", "2017")
+    assert STEP.generalize("Three months later", "Date") == "Three months later"
+
+
+@pytest.mark.parametrize("value, step", [
+    ("1975, 1947, 1961", "the 1970s, the 1940s, the 1960s"),  # "born in 1975, 1947, 1961 … respectively"
+    ("1961, 1965 and 1968", "the 1960s"),
+    ("fiscal 2016, 2017", "fiscal 2016, 2017"),  # not years alone: the year stays
+])
+def test_a_list_of_years_goes_to_decades(value, step):
+    assert STEP.generalize(value, "Date") == step

@@ -64,6 +64,7 @@ _SUB_MONTH = re.compile(rf"\b(?:early|mid|late|(?:the\s+)?(?:end|beginning|start
 # inside another phrase ("fiscal 2021", "Q3 2021", "before 2016") keeps its year: "Q3 the 2020s" reads as nothing
 # and "before the 2010s" is false.
 _YEARS_ONLY = re.compile(r"(?:(?:in|during)\s+)?(?:the\s+(?:calendar\s+)?year\s+)?(?:1[5-9]\d\d|20\d\d)"
+                         r"(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?:1[5-9]\d\d|20\d\d))*"
                          r"|(?:(?:from|between)\s+)?(?:1[5-9]\d\d|20\d\d)\s*(?:to|and|-|–|through|until)\s*"
                          r"(?:1[5-9]\d\d|20\d\d)", re.I)
 
@@ -156,10 +157,15 @@ class DateGeneralizer(Generalizer):
             out = _SUB_YEAR.sub(_year_of_period, out)
         return out
 
-    def part_of_phrase(self, before: str) -> bool:
+    def part_of_phrase(self, before: str, value: str = "") -> bool:
         """A year right after a part of a year the tagger left out of the value ("our Q1 [2017]", "calendar [2017]"):
-        generalized alone it would read "Q1 the 2010s"; it stays as a year inside a phrase does."""
-        return bool(_PART_OF_YEAR_BEFORE.search(before))
+        generalized alone it would read "Q1 the 2010s"; it stays as a year inside a phrase does. So does a
+        duration that is a time limit or counts from the text's own present ("within [seven days]", "over the next
+        [12 months]"): it dates no event (in the 100 TAB train judgments every such duration is NO_MASK to every
+        annotator, while the lengths of sentences and detentions are agreed QUASI)."""
+        if _PART_OF_YEAR_BEFORE.search(before) and (not value or _YEARS_ONLY.fullmatch(value.strip())):
+            return True  # only a year reads as part of the period before it: "In February, [26 September]" does not
+        return bool(value) and _DURATION.search(value) is not None and _RELATIVE_SPAN_BEFORE.search(before) is not None
 
     def _step(self, value: str) -> str:
         """One step up from the finest level ``value`` holds: a day or a part of a month to its month, a month
@@ -175,15 +181,109 @@ class DateGeneralizer(Generalizer):
                 out = pattern.sub(coarse, out)
             if out != value:
                 return out
-        if not _YEARS_ONLY.fullmatch(value.strip()):
-            return value
+        banded = band_durations(value)
+        if banded != value or not _YEARS_ONLY.fullmatch(value.strip()):
+            return banded
         out = _YEAR_ALONE.sub(lambda m: f"the {m.group(1)[:3]}0s", value)
         return _SAME_DECADE_RANGE.sub(r"\1", out)
 
 
+# Units of a duration, in years.
+_DURATION_UNITS = {"decade": 10.0, "year": 1.0, "month": 1 / 12, "week": 7 / 365.25, "day": 1 / 365.25,
+                   "hour": 1 / 8766, "minute": 1 / 525960}
+_DURATION_PART = (rf"(?P<n{{i}}>\d+(?:\.\d+)?|(?:{{words}})(?:[\s-]+(?:{{words}}))*)(?P<half{{i}}>\s+and\s+a\s+half)?"
+                  rf"[\s\u2011-]*(?P<unit{{i}}>(?:{'|'.join(_DURATION_UNITS)})s?)\b(?P<poss{{i}}>['’]s|(?<=s)['’])?")
+_DURATION = re.compile(r"\b(?:decades?|years?|months?|weeks?|days?|hours?|minutes?)\b", re.I)
+# Words right before a duration that make it a time limit or a span counted from the text's own present.
+_RELATIVE_SPAN_BEFORE = re.compile(r"\b(?:within|next|last|past|coming|following|previous|prior)\s*$", re.I)
+_RELATIVE_SPAN_INSIDE = re.compile(r"^\s*(?:(?:over|in|during|for)\s+)?(?:the\s+)?(?:next|last|past|coming|"
+                                   r"following|previous|prior|within)\b|\b(?:later|earlier|ago)\s*$", re.I)
+
+
+_QUALIFIER_BEFORE = re.compile(r"\b(?P<q>nearly|almost|just under|just below|less than|fewer than|up to|under|below|at most|no more than|not more than|"
+                               r"more than|over|at least|in excess of|above|exceeding|no less than|not less than)\s+$",
+                               re.I)
+_APPROXIMATE_BEFORE_BAND = re.compile(r"\b(?:approximately|about|around|some|roughly|nearly|almost)\s+"
+                                      r"(?=several\b|[\d.,]+-[\d.,]+)", re.I)
+
+
+@functools.lru_cache(maxsize=1)
+def _duration_phrase() -> re.Pattern:
+    """A duration of one or more parts ("three years", "12 years and 6 months", "two years, eight months and
+    twenty-five days", "two and a half years", "6-years", "one year's")."""
+    words = "|".join(sorted(list(_NUMBER_WORDS) + ["hundred", "a", "an"], key=len, reverse=True))
+    parts = [_DURATION_PART.format(i=i, words=words) for i in range(4)]
+    joined = parts[0] + "".join(rf"(?:(?:,\s*(?:and\s+)?|\s+and\s+){p})?" for p in parts[1:])
+    return re.compile(rf"(?<![\w-])(?:{joined})", re.I)
+
+
+def _duration_number(text: str) -> float | None:
+    text = text.strip().lower()
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)
+    if text in ("a", "an"):
+        return 1.0
+    total, current = 0, 0
+    for w in re.split(r"[\s-]+", text):
+        if w in _NUMBER_WORDS:
+            current += _NUMBER_WORDS[w]
+        elif w == "hundred":
+            current = max(current, 1) * 100
+        else:
+            return None
+    return float(total + current)
+
+
+def band_durations(value: str) -> str:
+    """Every duration in ``value`` to a band of its largest unit that contains it (the hierarchy of ``value_range``,
+    an ARX-style interval): "three years and nine months" → "2-5 years", "twelve years and six months" → "10-20
+    years", "fifteen days" → "10-20 days", a whole three to nine → "several" ("three years" → "several years");
+    a possessive or an adjectival hyphen stays ("one year's imprisonment" → "1-2 years' imprisonment"). A duration
+    counted from the text's present ("the next 12 months") names no event and stays."""
+    if _RELATIVE_SPAN_INSIDE.search(value):
+        return value
+
+    def band(m: re.Match) -> str:
+        total, largest, possessive = 0.0, None, ""
+        for i in range(4):
+            if m.group(f"n{i}") is None:
+                continue
+            n = _duration_number(m.group(f"n{i}"))
+            if n is None:
+                return m.group(0)
+            n += 0.5 if m.group(f"half{i}") else 0.0
+            unit = m.group(f"unit{i}").lower().rstrip("s")
+            total += n * _DURATION_UNITS[unit]
+            largest = largest if largest and _DURATION_UNITS[largest] >= _DURATION_UNITS[unit] else unit
+            possessive = m.group(f"poss{i}") or ""  # the last part's: "three years' and nine months" has none
+        if largest is None or total <= 0:
+            return m.group(0)
+        x = round(total / _DURATION_UNITS[largest], 9)
+        said = qualifier.group("q").lower() if (qualifier := _QUALIFIER_BEFORE.search(m.string[:m.start()])) else ""
+        lo, hi = value_range(x * (1 - 1e-9) if said in _JUST_BELOW else x, None)
+        if said in _AT_LEAST:  # "more than three years": more than the band's lower bound
+            amount = _fmt_bound(lo)
+        elif said in _AT_MOST:
+            amount = _fmt_bound(hi)
+        elif x == int(x) and 3 <= x < 10 and said not in _JUST_BELOW:
+            amount = "several"
+        else:
+            amount = _fmt_band(lo, hi)
+        adjectival = not possessive and re.search(r"[\u2011-]\s*" + largest + r"\b", m.group(0), re.I) \
+            and not m.group(0).lower().endswith("s")
+        if adjectival:  # "a two-year maximum" → "a 2-5-year maximum"
+            return f"{amount}-{largest}"
+        apostrophe = "’" if "’" in possessive else "'" if possessive else ""
+        return f"{amount} {largest}s{apostrophe}"
+
+    out = _duration_phrase().sub(band, value)
+    # "some three years" → "several years": the band says "about" itself (as RangeGeneralizer drops it)
+    return _APPROXIMATE_BEFORE_BAND.sub("", out) if out != value else out
+
+
 _YEAR_ALONE = re.compile(r"(?<![\d'’-])(1[5-9]\d\d|20\d\d)(?![\d'’-]|s\b)")
-# "from the 1990s to the 1990s" → "from the 1990s"
-_SAME_DECADE_RANGE = re.compile(r"(the \d{3}0s)(?:\s*(?:to|and|until|-|–)\s*\1)+")
+# "from the 1990s to the 1990s" → "from the 1990s"; "the 1960s, the 1960s and the 1960s" → "the 1960s"
+_SAME_DECADE_RANGE = re.compile(r"(the \d{3}0s)(?:\s*(?:,\s*(?:and\s+)?|to|and|until|-|–)\s*\1)+")
 
 
 @functools.lru_cache(maxsize=1)
