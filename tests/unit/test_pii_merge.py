@@ -276,3 +276,21 @@ def test_a_court_named_after_its_chamber_is_one_org():
     got = [_surface(text, d) for d in combine_adjacent(text, dets)]
     assert got == ["7th Chamber of the Ankara Administrative Court", "Joint Civil Chambers of the Court of Cassation",
                    "European Court"]
+
+
+def test_one_word_no_person_of_the_document_bears_is_no_person():
+    """A lone capitalized word the tagger calls PERSON, with no title, no given name and no person of the document
+    bearing it, is a name of something else ("Spok", "Repligen"): ORG, swapped or generalized as one, never a person
+    pseudonym. A given name alone, a word of an established person, and a name in another script stay PERSON."""
+    from anonstream.pii.vetting import PersonVetter
+
+    text = "Spok reported growth, and Repligen did well."
+    vetted = PersonVetter().vet(text, [_det(text, "Spok", "PERSON"), _det(text, "Repligen", "PERSON")])
+    assert [(d.type, d.rule.endswith("+vet:unestablished")) for d in vetted] == [("ORG", True), ("ORG", True)]
+    text = "Thanks, Mike. John Patterson joined us. Patterson said so."
+    lone = text.rindex("Patterson")
+    vetted = PersonVetter().vet(text, [_det(text, "Mike", "PERSON"), _det(text, "John Patterson", "PERSON"),
+                                       Detection(lone, lone + 9, "PERSON", 0.85, "spacy_ner", "ner:X")])
+    assert [d.type for d in vetted] == ["PERSON", "PERSON", "PERSON"]
+    text = "Her name in Chinese is 樂大克."
+    assert [d.type for d in PersonVetter().vet(text, [_det(text, "樂大克", "PERSON")])] == ["PERSON"]

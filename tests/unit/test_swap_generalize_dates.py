@@ -111,6 +111,7 @@ def test_a_year_the_tagger_split_from_its_period_stays_inside_the_phrase(before,
     ("the next 12 months", "the next 12 months"),  # counted from the text's present: no event
     ("several months", "several months"),
     ("the following day", "the following day"),
+    ("five-year, 10-year", "several-year, 10-20-year"),  # a list of durations is not their sum
 ])
 def test_step_bands_a_duration_so_the_band_contains_it(value, step):
     assert STEP.generalize(value, "Date") == step

@@ -207,12 +207,13 @@ _APPROXIMATE_BEFORE_BAND = re.compile(r"\b(?:approximately|about|around|some|rou
                                       r"(?=several\b|[\d.,]+-[\d.,]+)", re.I)
 
 
-@functools.lru_cache(maxsize=1)
-def _duration_phrase() -> re.Pattern:
+@functools.lru_cache(maxsize=2)
+def _duration_phrase(max_parts: int = 4) -> re.Pattern:
     """A duration of one or more parts ("three years", "12 years and 6 months", "two years, eight months and
-    twenty-five days", "two and a half years", "6-years", "one year's")."""
+    twenty-five days", "two and a half years", "6-years", "one year's"); the band adds the parts only where each
+    unit is smaller than the one before."""
     words = "|".join(sorted(list(_NUMBER_WORDS) + ["hundred", "a", "an"], key=len, reverse=True))
-    parts = [_DURATION_PART.format(i=i, words=words) for i in range(4)]
+    parts = [_DURATION_PART.format(i=i, words=words) for i in range(max_parts)]
     joined = parts[0] + "".join(rf"(?:(?:,\s*(?:and\s+)?|\s+and\s+){p})?" for p in parts[1:])
     return re.compile(rf"(?<![\w-])(?:{joined})", re.I)
 
@@ -244,10 +245,13 @@ def band_durations(value: str) -> str:
         return value
 
     def band(m: re.Match) -> str:
+        present = [i for i in range(4) if (m.re.groupindex.get(f"n{i}") and m.group(f"n{i}") is not None)]
+        units = [m.group(f"unit{i}").lower().rstrip("s") for i in present]
+        if any(_DURATION_UNITS[a] <= _DURATION_UNITS[b] for a, b in zip(units, units[1:])):
+            # "five-year, 10-year averages" lists durations, it does not add them: each part on its own
+            return _duration_phrase(1).sub(band, m.group(0))
         total, largest, possessive = 0.0, None, ""
-        for i in range(4):
-            if m.group(f"n{i}") is None:
-                continue
+        for i in present:
             n = _duration_number(m.group(f"n{i}"))
             if n is None:
                 return m.group(0)
