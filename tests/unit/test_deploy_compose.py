@@ -113,6 +113,22 @@ def test_dockerfile_copies_every_package_dir_of_pyproject() -> None:
     assert {"pyproject.toml", "README.md"} <= copied
 
 
+def test_dockerfile_builds_the_embedding_caches_make_setup_builds() -> None:
+    """Every embedding file `make setup` prebuilds (`python -m anonstream.embedding.<backend>`) is built in the
+    image too, into a cache directory set in the image's environment (so a container never distills or exports at
+    its first start)."""
+    makefile = (ROOT / "Makefile").read_text()
+    dockerfile = DOCKERFILE.read_text()
+    modules = set(re.findall(r"python -m (anonstream\.embedding\.\w+)", makefile))
+    assert {"anonstream.embedding.static", "anonstream.embedding.onnx"} <= modules
+    for module in modules:
+        assert f"python -m {module}" in dockerfile, f"deploy/Dockerfile does not build {module}"
+    for variable in ("ANONSTREAM_STATIC_CACHE", "ANONSTREAM_ONNX_CACHE"):
+        assert re.search(rf"^(ENV |\s+){variable}=/\S+", dockerfile, re.M), f"{variable} not set in the image"
+    build = dockerfile.index("python -m anonstream.embedding.static")
+    assert dockerfile.index("ANONSTREAM_STATIC_CACHE=") < build < dockerfile.index("USER anonstream")
+
+
 def test_there_are_deploy_scripts() -> None:
     names = {p.name for p in SCRIPTS}
     assert {"infra.sh", "kafka-local.sh", "redis-local.sh"} <= names
