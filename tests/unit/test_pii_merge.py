@@ -294,3 +294,11 @@ def test_one_word_no_person_of_the_document_bears_is_no_person():
     assert [d.type for d in vetted] == ["PERSON", "PERSON", "PERSON"]
     text = "Her name in Chinese is 樂大克."
     assert [d.type for d in PersonVetter().vet(text, [_det(text, "樂大克", "PERSON")])] == ["PERSON"]
+
+
+def test_a_fiscal_period_typed_as_a_name_is_a_date():
+    from anonstream.pii.vetting import periods_as_dates
+
+    text = "Turning to Q4, and to Q1 and Q2, Spok grew."
+    dets = [_det(text, "Q4", "PERSON"), _det(text, "Q1 and Q2", "ORG"), _det(text, "Spok", "PERSON")]
+    assert [d.type for d in periods_as_dates(text, dets)] == ["DATETIME", "DATETIME", "PERSON"]

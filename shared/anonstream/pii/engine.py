@@ -58,7 +58,8 @@ from .patterns import (
 )
 from .policies import make_policy
 from .policy import IdentifierPolicy, country_of, rank_max
-from .vetting import PersonVetter, VetContext, initials_as_persons, is_closed_class, is_redaction_placeholder
+from .vetting import (PersonVetter, VetContext, initials_as_persons, is_closed_class, is_redaction_placeholder,
+                      periods_as_dates)
 
 __all__ = [
     "DocumentEntities", "PseudonymStore", "InMemoryPseudonymStore", "PiiConfig", "PiiEngine", "PATTERN_LABELS",
@@ -261,7 +262,7 @@ class PiiEngine:
         # "I"); a piece may be a word or a lone initial, which the filters above saw only as part of the whole
         pieces = split_at_line_breaks(text, dets)
         if self._vetter is not None:
-            pieces = initials_as_persons(text, pieces)
+            pieces = periods_as_dates(text, initials_as_persons(text, pieces))
         return [d for d in pieces if not is_closed_class(text[d.start:d.end])]
 
     def _to_spans(self, text: str, dets: list[Detection], entities: DocumentEntities) -> list[EntitySpan]:

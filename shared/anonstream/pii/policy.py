@@ -34,8 +34,10 @@ from .gazetteer import city_population, country_abbreviations, country_data
 
 CONTACT_SUBTYPES = frozenset(("EMAIL", "PHONE", "IBAN", "CARD", "IP", "URL"))
 
-# Words that make up names of generic public institutions and of the court's own bodies; an ORG made only
-# of these (and articles/prepositions, and the dominant country's names) names no one in particular.
+# Words that make up names of generic public institutions and of the court's own bodies, and the words a business
+# calls itself by ("the Company", "the Group": 3 of 40 earnings calls had "the Company" swapped for another company;
+# no annotator of TAB or the biographies marks them); an ORG made only of these (and articles/prepositions, and the
+# dominant country's names) names no one in particular.
 GENERIC_ORG_WORDS = frozenset("""
 court courts supreme high higher regional region district provincial province appeal appeals appellate cassation
 constitutional administrative civil criminal assize assizes state security military magistrates magistrate
@@ -49,6 +51,7 @@ authorities social insurance institution fund office's national's convention pro
 cabinet senate republic kingdom state's states government's federation union central local municipality
 governor governor's governorship prefecture prefect mayor mayor's town hall land registry land tax revenue customs
 leave committee's appeals' penitentiary enforcement bailiff bailiff's bailiffs office. legal aid
+company company's companies corporation group
 second third fourth fifth sixth seventh eighth ninth tenth former new old to
 agent agents co-agent adviser advisers delegate delegates series counsel execution lands surveys
 remand centre center prison prisons detention
