@@ -26,6 +26,15 @@ Then, with the services stopped: Presidio analyze+anonymize (same spaCy model) a
 embedded runner, a fresh child process per run, time from models loaded to the last output) on the same
 documents, taking turns; and the refit core (``stages.cluster.fit_checked``) timed directly on embeddings
 read from ``chunks.embedded`` in this run, resampled to each reservoir size.
+
+``--backends onnx,static`` measures instead the services at saturation with each embedding backend
+(``ANONSTREAM_EMBED_BACKEND``, set for every stage of a pipeline): one pipeline per backend, every stage its own
+process, all up at once on the same broker and Redis under their own topic prefixes and tenants; after a warm-up
+of each, the backends take turns (ABBA...) on the same documents under new ids, so the machine's load falls on
+both alike. The first backend is the baseline of the ratios. Per backend: documents/s and words/s per
+repetition, the ratio to the baseline per repetition (median and min-max), and per stage its CPU, the queue
+in front of it (``kafka_model.queue`` on the record timestamps of its input and output topics: where the chunks
+wait is the stage that limits the rate) and its peak RSS; results in ``benchmarks/results/embed_saturation.md``.
 """
 from __future__ import annotations
 
@@ -185,6 +194,14 @@ def peak_rss(pids: dict[str, int]) -> dict[str, float]:
     return _read_proc(pids, "status", kafka_model.peak_rss_mib)
 
 
+HEAVY = ("torch", "spacy", "onnxruntime", "scipy", "sklearn", "tokenizers")  # packages with native libraries
+
+
+def heavy_libraries(pids: dict[str, int]) -> dict[str, list[str]]:
+    """Which of ``HEAVY`` each process has loaded: a native library of the package mapped (``/proc/<pid>/maps``)."""
+    return _read_proc(pids, "maps", lambda maps: [h for h in HEAVY if f"/{h}/" in maps or f"/{h}.libs/" in maps])
+
+
 # --- reading the topics -----------------------------------------------------------------------------
 
 @dataclass
@@ -195,6 +212,8 @@ class Seen:
     swap_out: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     # doc_id -> stage -> largest record timestamp of its chunks on the stage's output topic (latency segments)
     last_out: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
+    # doc_id -> stage -> record timestamps of all its chunks on the stage's output topic (queues per stage)
+    out_times: dict[str, dict[str, list[float]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
     actions: Counter = field(default_factory=Counter)  # (phase tag, action, reason) from the swap log
     vectors: list[list[float]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -253,6 +272,7 @@ class Reader:
                                 marks = seen.last_out[value["doc_id"]]
                                 stage = stage_of[topic]
                                 marks[stage] = max(marks.get(stage, 0.0), r.timestamp / 1000)
+                                seen.out_times[value["doc_id"]][stage].append(r.timestamp / 1000)
                             if topic is topics.SANITIZED:
                                 seen.sanitized_at.setdefault(value["doc_id"], now)
                                 seen.sanitized_count[value["doc_id"]] += 1
@@ -263,7 +283,8 @@ class Reader:
                             elif topic is topics.SWAP_LOG:
                                 phase = value["doc_id"].split("-", 1)[0]
                                 seen.actions[(phase, value.get("action"), value.get("reason"))] += 1
-                            elif topic is topics.CHUNKS_EMBEDDED and len(seen.vectors) < self.MAX_VECTORS:
+                            elif (topic is topics.CHUNKS_EMBEDDED and value.get("embedding")
+                                  and len(seen.vectors) < self.MAX_VECTORS):  # chunks nothing needs a vector of have none
                                 seen.vectors.append(value["embedding"]["vector"])
         finally:
             await consumer.stop()
@@ -508,6 +529,211 @@ def refit_grid(vectors: np.ndarray, sizes: list[int], ks: list[int]) -> list[lis
     return rows
 
 
+# --- embedding backends side by side at saturation (--backends) -------------------------------------
+
+PIPELINE = ("ingest", "pii", "embed", "cluster", "swap", "sink")  # the path of a chunk; refit and audit read beside it
+NO_MODEL = ("ingest", "cluster", "refit", "swap", "sink")  # the services that load no model (bench_service_rss.py)
+
+
+@dataclass
+class Pipeline:
+    settings: Settings
+    services: Services
+    reader: Reader | None = None
+
+
+def stage_queues(phase: Phase, reader: Reader) -> dict[str, tuple[float, int, float]]:
+    """Per stage of ``PIPELINE``: (time-averaged, largest) number of items waiting in front of it during the phase
+    (``kafka_model.queue``; chunks, except ingest: documents) and when its last output of the phase came, in seconds
+    after the first produce. A chunk arrives at a stage with its record on the previous stage's output topic and
+    leaves with its own record on the stage's; at the sink it leaves when its document is read at the output topic."""
+    arrivals: dict[str, list[float]] = {s: [] for s in PIPELINE}
+    departures: dict[str, list[float]] = {s: [] for s in PIPELINE}
+    with reader.seen.lock:
+        for doc_id, sent in phase.produced_at.items():
+            outs = reader.seen.out_times.get(doc_id, {})
+            arrivals["ingest"].append(sent)
+            if outs.get("ingest"):
+                departures["ingest"].append(max(outs["ingest"]))
+            for previous, stage in zip(PIPELINE[:4], PIPELINE[1:5]):
+                arrivals[stage] += outs.get(previous, [])
+                departures[stage] += outs.get(stage, [])
+            arrivals["sink"] += outs.get("swap", [])
+            read = reader.seen.sanitized_at.get(doc_id)
+            if read is not None:
+                departures["sink"] += [read] * len(outs.get("swap", []))
+    end = phase.last_out or time.time()
+    out = {}
+    for stage in PIPELINE:
+        mean, peak = kafka_model.queue(arrivals[stage], departures[stage], phase.first_produce, end)
+        done = max(departures[stage]) - phase.first_produce if departures[stage] else float("nan")
+        out[stage] = (mean, peak, done)
+    return out
+
+
+def compare_backends(args, backends: list[str]) -> int:
+    if len(backends) < 2 or len(set(backends)) != len(backends):
+        raise SystemExit(f"--backends needs two or more different backends, got {backends}")
+    q = args.quick
+    reps = args.repetitions or (2 if q else 4)
+    dev = dev_documents(args.documents or (12 if q else None))
+    train = common.read_documents()
+    base = backends[0]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the finally block stops what was started
+    results = common.Results("embed_saturation", "The services at saturation by embedding backend, side by side in "
+                             "one run (issue 27)", q)
+    machine = common.machine_info()
+    infra = Infra()
+    tmp = Path(tempfile.mkdtemp(prefix="anonstream-bench-kafka-"))
+    pipes: dict[str, Pipeline] = {}
+    ready_s: dict[str, float] = {}
+    runs: dict[str, list[Phase]] = defaultdict(list)
+    try:
+        infra_env = infra.up()
+        infra_pids = infra.pids()
+        for backend in backends:
+            directory = tmp / backend
+            directory.mkdir()
+            environment, settings = pipeline_env(infra_env, "sat" + re.sub(r"[^a-z0-9]", "", backend.lower()), args,
+                                                 directory, {"ANONSTREAM_EMBED_BACKEND": backend})
+            pipes[backend] = Pipeline(settings, Services(environment, directory))
+            started = time.monotonic()
+            for stage in STAGE_NAMES:
+                pipes[backend].services.start(stage)
+            pipes[backend].services.wait_ready(list(STAGE_NAMES))
+            ready_s[backend] = time.monotonic() - started
+            common.log(f"{backend}: services consuming after {ready_s[backend]:.0f} s")
+        for p in pipes.values():
+            p.reader = Reader(p.settings)
+
+        def watched(backend: str) -> dict[str, int]:
+            """Broker, Redis and the other pipelines' services (idle meanwhile) beside the measured one's."""
+            idle = {f"idle {label}": pid for other, p in pipes.items() if other != backend
+                    for label, pid in p.services.pids().items()}
+            return {**infra_pids, **idle}
+
+        warm = {b: run_phase(f"warmup {b}", tagged(train[:8], "warm"), p.settings, p.services, p.reader, watched(b))
+                for b, p in pipes.items()}
+        for r in range(reps):
+            for b in (backends if r % 2 == 0 else backends[::-1]):
+                p = pipes[b]
+                runs[b].append(run_phase(f"{b} #{r + 1}", tagged(dev, f"r{r + 1}"), p.settings, p.services, p.reader,
+                                         watched(b)))
+        rss = {b: peak_rss(p.services.pids()) for b, p in pipes.items()}
+        libraries = {b: heavy_libraries(p.services.pids()) for b, p in pipes.items()}
+        infra_rss = peak_rss(infra_pids)
+        queues = {b: [stage_queues(ph, pipes[b].reader) for ph in runs[b]] for b in backends}
+        actions = {b: dict(p.reader.seen.actions) for b, p in pipes.items()}
+        duplicates = {b: sum(c - 1 for c in p.reader.seen.sanitized_count.values() if c > 1)
+                      for b, p in pipes.items()}
+    finally:
+        for p in pipes.values():
+            if p.reader is not None:
+                p.reader.close()
+            p.services.stop()
+        infra.down()
+    common.log("services and infrastructure stopped")
+
+    # --- report ---------------------------------------------------------------------------------
+    docs_s = {b: [ph.docs_per_s for ph in runs[b]] for b in backends}
+    words_s = {b: [ph.words_per_s for ph in runs[b]] for b in backends}
+    ratios = {b: [x / y for x, y in zip(docs_s[b], docs_s[base])] for b in backends}
+    order = "; ".join(", ".join(backends if r % 2 == 0 else backends[::-1]) for r in range(reps))
+    results.add(
+        f"Machine: {machine['nproc']} cores ({machine['cpu']}), {machine['ram']}; load average at start "
+        f"{machine['load average at start (1/5/15 min)']}, at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        "(shared with other sessions: absolute rates are noisy, the ratios come from one run). Local Kafka (KRaft, "
+        f"one node) and Redis via `deploy/infra.sh`; topics with {args.partitions} partitions. One pipeline per "
+        f"backend ({', '.join(f'`{b}`' for b in backends)}: `ANONSTREAM_EMBED_BACKEND` for every stage), each stage "
+        f"its own process ({', '.join(STAGE_NAMES)}), all {len(backends) * len(STAGE_NAMES)} processes up for the "
+        "whole run under their own topic prefixes and tenants (consuming "
+        + ", ".join(f"{b} {ready_s[b]:.0f} s" for b in backends) + " after start). After a warm-up of each "
+        f"({', '.join(f'{b} {warm[b].seconds:.1f} s' for b in backends)} for {warm[base].docs} train documents), "
+        f"{reps} saturation runs per backend taking turns ({order}): the {len(dev)} unseen TAB dev texts "
+        f"({words(dev):,} words) produced at once under new ids, documents/s = documents / (last sanitized document "
+        f"read - first produce). Swap wait bound T = {args.swap_wait_s:g} s (release default 30 s); refit every "
+        f"10 s, K = 4. Baseline: `{base}`.")
+    summary = []
+    for b in backends:
+        summary.append([f"`{b}`", ", ".join(f"{x:.2f}" for x in docs_s[b]), f"**{common.spread(docs_s[b])}**",
+                        common.spread(words_s[b], "{:,.0f}"),
+                        "1 (baseline)" if b == base else f"**{common.spread(ratios[b])}**",
+                        ", ".join(f"{x:.2f}" for x in ratios[b]) if b != base else ""])
+    verdicts = []
+    for b in backends[1:]:
+        met = common.median(ratios[b]) >= 2.0
+        verdicts.append(f"`{b}` ÷ `{base}` = {common.spread(ratios[b])} (median, min–max over the {reps} paired "
+                        f"runs): target ≥ 2× **{'met' if met else 'not met'}**"
+                        + (f" (every run ≥ 2: {'yes' if min(ratios[b]) >= 2.0 else 'no'})" if met else "") + ".")
+    results.section("Saturation by backend", "\n\n".join([
+        common.table(["backend", "documents/s per run", "documents/s median (min–max)", "words/s median (min–max)",
+                      f"÷ {base}, median (min–max)", f"÷ {base} per run"], summary),
+        " ".join(verdicts) + " The ratio of run r pairs the two backends' r-th runs, which ran one after the other. "
+        "Sanitized documents read more than once over the whole run (before deduplication by key): "
+        + ", ".join(f"{b} {duplicates[b]}" for b in backends) + ".",
+        common.table(["run", "backend", "out", "seconds", "documents/s", "words/s", "load average (1 min) at the end"],
+                     [[i + 1, f"`{b}`", f"{ph.out}/{ph.docs}", f"{ph.seconds:.1f}", f"{ph.docs_per_s:.2f}",
+                       f"{ph.words_per_s:,.0f}", f"{ph.load_at_end:.1f}"]
+                      for i in range(reps) for b in (backends if i % 2 == 0 else backends[::-1])
+                      for ph in [runs[b][i]]]),
+    ]))
+    for b in backends:
+        rows = []
+        out_total = sum(ph.out for ph in runs[b])
+        wall = sum(ph.wall for ph in runs[b])
+        mean_queue = {s: common.median([qs[s][0] for qs in queues[b]]) for s in PIPELINE}
+        for label in list(STAGE_NAMES) + ["broker", "redis", "idle"]:
+            if label == "idle":
+                cpu = sum(v for ph in runs[b] for k, v in ph.cpu.items() if k.startswith("idle "))
+            else:
+                cpu = sum(ph.cpu.get(label, 0.0) for ph in runs[b])
+            if label in PIPELINE:
+                qrow = [f"{mean_queue[label]:.1f}", str(max(qs[label][1] for qs in queues[b])),
+                        f"{common.median([qs[label][2] for qs in queues[b]]):.1f}"]
+            else:
+                qrow = ["", "", ""]
+            memory = rss[b].get(label, infra_rss.get(label))
+            rows.append([f"**{label}**" if label == "embed" else label, f"{1000 * cpu / max(out_total, 1):.0f}",
+                         f"{cpu / wall:.2f}", *qrow, f"{memory:.0f}" if memory is not None else "–",
+                         ", ".join(libraries[b].get(label, [])) or ("-" if label in STAGE_NAMES else "")])
+        total = sum(v for ph in runs[b] for k, v in ph.cpu.items() if not k.startswith("idle "))
+        rows.append(["**all but idle**", f"{1000 * total / max(out_total, 1):.0f}", f"{total / wall:.2f}", "", "", "",
+                     f"{sum(rss[b].values()):.0f} (services)", ""])
+        ranked = sorted((s for s in PIPELINE if s not in ("swap", "sink")), key=lambda s: -mean_queue[s])
+        results.section(f"Where the time goes with `{b}`: CPU, queues and memory per process", "\n\n".join([
+            common.table(["process", "CPU ms per document", "CPU cores busy", "mean items waiting in front",
+                          "peak waiting", "last out at s (median)", "peak RSS MiB", "native libraries loaded"],
+                         rows),
+            f"Over the {reps} runs of `{b}` ({out_total} documents out). CPU = user + system seconds of the process "
+            "(all threads, `/proc/<pid>/stat`), per document out and per second of the runs' wall time; *idle* = "
+            "the other pipeline's services, idle meanwhile (polling, refit and audit timers). Items waiting in front "
+            "of a stage (`kafka_model.queue`, median over the runs): chunks with a record on its input topic and "
+            "none yet on its output topic, time-averaged over the run, and the largest count; ingest counts "
+            "documents, the sink chunks until their document is read. Swap holds chunks up to T for a partner and "
+            "the sink holds a document's chunks until its last one comes, by design, so their queues are partly "
+            "that wait. *Last out at*: the stage's last output of the run, seconds "
+            "after the first produce. Peak RSS = `VmHWM` at the end of the last run (broker and Redis: shared); native "
+            f"libraries: which of {', '.join(HEAVY)} the process has mapped then (`/proc/<pid>/maps`). "
+            f"Largest queue, swap and sink aside: **{ranked[0]}** ({mean_queue[ranked[0]]:.1f} waiting on average), then "
+            f"{ranked[1]} ({mean_queue[ranked[1]]:.1f}). The services that load no model ({', '.join(NO_MODEL)}) "
+            f"peak at {', '.join(f'{s} {rss[b][s]:.0f}' for s in NO_MODEL if s in rss[b])} MiB (target ≤ 300 each).",
+        ]))
+    action_rows = []
+    for b in backends:
+        counted = Counter()
+        for (phase, action, reason), n in actions[b].items():
+            if phase.startswith("r"):
+                counted[(action, reason)] += n
+        action_rows += [[f"`{b}`", a, r, n] for (a, r), n in sorted(counted.items(), key=lambda x: -x[1])]
+    results.section("What the swap stage did (swap log, the saturation runs)", "\n\n".join([
+        common.table(["backend", "action", "reason", "chunks"], action_rows),
+        f"With T = {args.swap_wait_s:g} s a chunk that finds no partner in time leaves with the fallback (reason "
+        "`timeout`); a faster pipeline brings more partners within T.",
+    ]))
+    results.write()
+    return 0
+
+
 # --- main -------------------------------------------------------------------------------------------
 
 def release_with_wait(wait_s: float, directory: Path) -> Path:
@@ -516,6 +742,23 @@ def release_with_wait(wait_s: float, directory: Path) -> Path:
     path = directory / "release.yaml"
     path.write_text(yaml.safe_dump(release, sort_keys=False))
     return path
+
+
+def pipeline_env(infra_env: dict[str, str], tag: str, args, directory: Path,
+                 overrides: dict[str, str] | None = None) -> tuple[dict[str, str], Settings]:
+    """The environment of one pipeline's services (``launch.service_env``: its own topic prefix, tenant and
+    pseudonym key) with the bench's settings, and its topics created."""
+    environment = launch.service_env(infra_env["ANONSTREAM_BOOTSTRAP"], infra_env["ANONSTREAM_REDIS_URL"], tag, {
+        "ANONSTREAM_PARTITIONS": str(args.partitions),
+        "ANONSTREAM_REFIT_INTERVAL_S": "10",
+        "ANONSTREAM_RELEASE": str(release_with_wait(args.swap_wait_s, directory)),
+        "ANONSTREAM_LOG_LEVEL": "INFO",
+        **(overrides or {}),
+    })
+    settings = Settings(bootstrap=environment["ANONSTREAM_BOOTSTRAP"],
+                        topic_prefix=environment["ANONSTREAM_TOPIC_PREFIX"], partitions=args.partitions)
+    asyncio.run(create_topics(settings))
+    return environment, settings
 
 
 def service_table(phases: list[Phase], rss: dict[str, float]) -> str:
@@ -541,11 +784,18 @@ def main() -> int:
     parser.add_argument("--swap-wait-s", type=float, default=2.0, help="swap wait bound T of the services")
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=1, help="side-by-side rounds (each system once per round)")
+    parser.add_argument("--backends", help="comma-separated embedding backends (e.g. onnx,static; the first is "
+                        "the baseline): only the saturation phase, one pipeline per backend, the backends taking "
+                        "turns; writes embed_saturation.md")
+    parser.add_argument("--repetitions", type=int, help="with --backends: saturation runs per backend (default 4, "
+                        "quick 2)")
     parser.add_argument("--embedded-child", help=__import__("argparse").SUPPRESS)
     args = parser.parse_args()
     if args.embedded_child:
         return embedded_child(args.embedded_child)
     q = args.quick
+    if args.backends:
+        return compare_backends(args, [b.strip() for b in args.backends.split(",") if b.strip()])
     n_docs = args.documents or (12 if q else None)
     n_snippets = args.snippets or (60 if q else 600)
     latency_s = args.latency_s or (20 if q else 45)
@@ -562,16 +812,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="anonstream-bench-kafka-"))
     services = reader = None
     try:
-        env = infra.up()
-        environment = launch.service_env(env["ANONSTREAM_BOOTSTRAP"], env["ANONSTREAM_REDIS_URL"], "bench", {
-            "ANONSTREAM_PARTITIONS": str(args.partitions),
-            "ANONSTREAM_REFIT_INTERVAL_S": "10",
-            "ANONSTREAM_RELEASE": str(release_with_wait(args.swap_wait_s, tmp)),
-            "ANONSTREAM_LOG_LEVEL": "INFO",
-        })
-        settings = Settings(bootstrap=environment["ANONSTREAM_BOOTSTRAP"],
-                            topic_prefix=environment["ANONSTREAM_TOPIC_PREFIX"], partitions=args.partitions)
-        asyncio.run(create_topics(settings))
+        environment, settings = pipeline_env(infra.up(), "bench", args, tmp)
         services = Services(environment, tmp)
         started = time.monotonic()
         for stage in STAGE_NAMES:
@@ -620,7 +861,7 @@ def main() -> int:
         f"Broker: local Kafka (KRaft, one node) and Redis via `deploy/infra.sh`; topics with {args.partitions} "
         f"partitions; one process per stage ({', '.join(STAGE_NAMES)}), consuming {ready_s:.0f} s after start. "
         f"Swap wait bound T = {args.swap_wait_s:g} s (release default 30 s); refit every 10 s, K = 4; "
-        f"embedding backend {os.environ.get('ANONSTREAM_EMBED_BACKEND', 'onnx')} (the default).")
+        f"embedding backend {Settings().embed_backend} (`ANONSTREAM_EMBED_BACKEND`; `--backends` compares them).")
     results.section("Saturation (everything produced at once; time to the last sanitized document)", "\n\n".join([
         common.table(["workload", "documents", "words", "out", "seconds", "**documents/s**", "**words/s**",
                       "load average (1 min) at the end"], [

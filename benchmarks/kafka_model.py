@@ -1,5 +1,6 @@
 """Pure helpers of ``bench_kafka.py``: latency percentiles, the open-loop send schedule, the swap stage's
-partner wait per document, CPU and peak RSS from ``/proc``, and the scaling model of issue 13 item 8.
+partner wait per document, the queue in front of a stage, CPU and peak RSS from ``/proc``, and the scaling model
+of issue 13 item 8.
 
 The scaling model. Each stage s costs C_s CPU seconds per document and the broker and Redis together
 C_infra (measured at saturation on this machine). With c cores, P partitions per topic and w_s worker
@@ -61,6 +62,28 @@ def latency_segments(sent: float, read: float, last_out: Mapping[str, float], wa
     out = dict(zip(LATENCY_SEGMENTS, np.diff(marks).tolist()))
     out["swap minus partner wait"] -= wait
     return out
+
+
+def queue(arrivals: Sequence[float], departures: Sequence[float], start: float, end: float) -> tuple[float, int]:
+    """(time-averaged, largest) number of items waiting in front of a stage over ``[start, end]``: items whose
+    arrival (their record on the stage's input topic) is at or before t and whose departure (their record on its
+    output topic) is not yet, in any order. Departures at the same instant as arrivals count first; items that
+    arrived before ``start`` count from ``start``. In a pipeline fed all at once, the items pile up in front of
+    the stage that limits the rate."""
+    if end <= start:
+        raise ValueError(f"empty interval [{start}, {end}]")
+    events = sorted([(t, -1) for t in departures] + [(t, 1) for t in arrivals])
+    waiting, peak, area, last = 0, 0, 0.0, start
+    for t, step in events:
+        if t > end:
+            break
+        if t > start:
+            area += waiting * (t - last)
+            last = t
+        waiting += step
+        peak = max(peak, waiting)
+    area += waiting * (end - last)
+    return area / (end - start), peak
 
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from kafka_model import (LATENCY_SEGMENTS, ScalingModel, cpu_seconds, latency_segments,  # noqa: E402
-                         peak_rss_mib, percentiles, send_schedule, swap_wait)
+                         peak_rss_mib, percentiles, queue, send_schedule, swap_wait)
 
 
 def test_percentiles_interpolate_and_are_nan_without_values():
@@ -72,3 +72,17 @@ def test_scaling_model_bounds_by_cores_and_by_the_busiest_stage():
     workers = model.workers_for(8)
     assert workers == {"pii": 4, "embed": 3, "sink": 1}
     assert model.throughput(cores=8, partitions=8, workers=workers) == pytest.approx(8.0)
+
+
+def test_queue_is_the_time_average_and_peak_of_items_arrived_and_not_departed():
+    # two items arrive at 0 and 1, depart at 2 and 4 (out of order does not matter): 1, 2, 1, 0 waiting
+    mean, peak = queue([0.0, 1.0], [4.0, 2.0], 0.0, 4.0)
+    assert peak == 2
+    assert mean == pytest.approx((1 * 1 + 2 * 1 + 1 * 2) / 4)
+    # arrivals before the window count from its start; events after its end are ignored
+    mean, peak = queue([-5.0], [1.0, 9.0], 0.0, 2.0)
+    assert mean == pytest.approx(0.5) and peak == 1
+    # a departure at the instant of an arrival counts first: never two waiting
+    assert queue([0.0, 1.0], [1.0, 2.0], 0.0, 2.0) == (pytest.approx(1.0), 1)
+    with pytest.raises(ValueError):
+        queue([], [], 1.0, 1.0)
