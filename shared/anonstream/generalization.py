@@ -38,6 +38,12 @@ class Generalizer(ABC):
         take whole, so that generalizing it alone would break the phrase or its meaning; by default never."""
         return False
 
+    def in_context(self, before: str, value: str, generalized: str) -> str:
+        """What replaces ``value`` given the text ``before`` it: ``value`` itself inside a phrase
+        (``part_of_phrase``), otherwise ``generalized`` (what ``generalize_together`` gave); a generalizer whose
+        truth depends on the words before the value ("after [2016]") overrides it."""
+        return value if self.part_of_phrase(before, value) else generalized
+
 
 _REGISTRY: dict[str, Callable[..., Generalizer] | str] = {
     "label": "anonstream.swap.generalize:LabelGeneralizer",

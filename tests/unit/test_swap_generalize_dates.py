@@ -140,3 +140,15 @@ def test_a_day_in_a_list_of_dates_is_generalized_not_read_as_a_year_after_a_mont
 ])
 def test_a_list_of_years_goes_to_decades(value, step):
     assert STEP.generalize(value, "Date") == step
+
+
+@pytest.mark.parametrize("before, value, expected", [
+    ("the decline continued after ", "2016", "2010"),  # "after the 2010s" would start in 2020: false
+    ("a year after ", "2010", "2000"),
+    ("expected to close before ", "2016", "2020"),
+    ("the option runs until ", "2021", "2030"),
+    ("sales grew in ", "2016", "the 2010s"),
+    ("our Q1 ", "2017", "2017"),
+])
+def test_a_year_bounding_a_time_moves_outwards_to_stay_true(before, value, expected):
+    assert STEP.in_context(before, value, STEP.generalize(value, "Date")) == expected

@@ -167,6 +167,19 @@ class DateGeneralizer(Generalizer):
             return True  # only a year reads as part of the period before it: "In February, [26 September]" does not
         return bool(value) and _DURATION.search(value) is not None and _RELATIVE_SPAN_BEFORE.search(before) is not None
 
+    def in_context(self, before: str, value: str, generalized: str) -> str:
+        """A year bounding a time ("after [2016]", "until [2016]") the tagger took without its preposition: a decade
+        would make it false ("after the 2010s" starts in 2020), so the bound moves outwards to a round year that
+        keeps it true: "after 2016" → "after 2010", "before 2016" → "before 2020"."""
+        year = _BOUNDED_YEAR.fullmatch(value.strip()) if self.level == "step" else None
+        bound = _BOUND_BEFORE.search(before) if year else None
+        if bound is None:
+            return super().in_context(before, value, generalized)
+        n, decade = int(year.group(0)), int(year.group(0)) // 10 * 10
+        if bound.group(1).lower() in ("after", "post"):
+            return str(decade if decade < n else decade - 10)
+        return str(decade + 10)
+
     def _step(self, value: str) -> str:
         """One step up from the finest level ``value`` holds: a day or a part of a month to its month, a month
         (or, with ``quarter``, a quarter) or a part of a year to its year, a date phrase of years only to decades."""
@@ -285,6 +298,8 @@ def band_durations(value: str) -> str:
     return _APPROXIMATE_BEFORE_BAND.sub("", out) if out != value else out
 
 
+_BOUNDED_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
+_BOUND_BEFORE = re.compile(r"\b(after|post|before|until|till|by|prior\s+to|through)\s*$", re.I)
 _YEAR_ALONE = re.compile(r"(?<![\d'’-])(1[5-9]\d\d|20\d\d)(?![\d'’-]|s\b)")
 # "from the 1990s to the 1990s" → "from the 1990s"; "the 1960s, the 1960s and the 1960s" → "the 1960s"
 _SAME_DECADE_RANGE = re.compile(r"(the \d{3}0s)(?:\s*(?:,\s*(?:and\s+)?|to|and|until|-|–)\s*\1)+")

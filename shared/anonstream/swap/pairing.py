@@ -459,7 +459,7 @@ def plan_generalized(text: str, sites: list[Site], gen: Generalizer, category: s
     new: dict[int, str] = {}
     for group in by_sentence.values():
         outs = gen.generalize_together([m.value for m in group], category, kind, country)
-        new.update({m.start: m.value if gen.part_of_phrase(text[max(0, m.start - 24):m.start], m.value) else out
+        new.update({m.start: gen.in_context(text[max(0, m.start - 24):m.start], m.value, out)
                     for m, out in zip(group, outs)})
     plans: list[rewrite.SitePlan] = []
     for site in sites:
