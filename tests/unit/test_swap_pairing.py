@@ -191,7 +191,7 @@ def test_rare_waiting_partners_are_taken_first():
 def test_a_chunk_not_selected_for_swapping_is_generalized_when_every_chunk_is_protected():
     p = processor(release(swap_rate=0.0, rare_k=1))  # nothing rare, nothing selected
     out = p.offer(make_chunk("d1", 0, A))
-    assert out.chunks[0].text == "The organisation built a plant in the United States in May 2001."
+    assert out.chunks[0].text == "[Name] built a plant in the United States in May 2001."
     assert (out.log[0]["action"], out.log[0]["reason"]) == ("generalized", "not_selected")
 
 
@@ -207,9 +207,9 @@ def test_timeout_gives_rare_chunks_the_fallback_and_common_ones_leave_untouched(
     out = p.expire()
     assert [r["action"] for r in out.log] == ["generalized", "generalized"]
     assert [r["reason"] for r in out.log] == ["timeout", "timeout"]
-    assert out.chunks[0].text == "The organisation built a plant in the United States in May 2001."
+    assert out.chunks[0].text == "[Name] built a plant in the United States in May 2001."
     # not rare, so not protected: but its entities are the ones d1/0 generalized (coreference kept)
-    assert out.chunks[1].text == "The organisation built a plant in the United States in May 2001."
+    assert out.chunks[1].text == "[Name] built a plant in the United States in May 2001."
     other = p.offer(make_chunk("d9", 0, A, component=4))
     clock.now += 31
     other.extend(p.expire())
@@ -372,8 +372,8 @@ def test_a_value_of_unknown_kind_is_generalized_not_swapped():
     p = processor(release(generalized_kinds=[]))
     assert len(p.offer(make_chunk("d1", 0, a))) == 0
     out = p.offer(make_chunk("d2", 0, b))
-    assert [c.text for c in out.chunks] == ["The organisation was cited by Słupsk Regional Court in June 2003.",
-                                            "The organisation was cited by Erdek Civil Court in May 2001."]
+    assert [c.text for c in out.chunks] == ["[Name] was cited by Słupsk Regional Court in June 2003.",
+                                            "[Name] was cited by Erdek Civil Court in May 2001."]
     ops = {(c["category"], c["operator"]) for chunk in out.chunks for c in chunk.changes}
     assert ("Organization", "generalize") in ops and ("Organization", "swap") in ops
 
@@ -391,7 +391,7 @@ def test_unknown_kinds_swap_is_the_papers_behaviour():
 def test_a_chunk_with_only_unknown_kinds_never_waits_for_a_partner():
     p = processor()
     out = p.offer(make_chunk("d1", 0, "{ORG#organization:Ustawa} was cited."))
-    assert [c.text for c in out.chunks] == ["The organisation was cited."]
+    assert [c.text for c in out.chunks] == ["[Name] was cited."]
     assert [(r["action"], r["reason"]) for r in out.log] == [("generalized", "no_values")]
 
 

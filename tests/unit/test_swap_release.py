@@ -32,9 +32,12 @@ def test_default_release_decisions():
     assert r.status("Person") == "U" and r.status("Event") == "G" and r.status("Date") == "G"
     assert r.status("Quantity") == "G" and r.status("Misc") == "G" and r.status("Code") == "U"
     assert (r.scope, r.protect) == ("masked", "all")
-    # no bare category placeholder in the default release: every G/S category has a readable generalizer
-    for category in ("Organization", "Event", "Product", "Location", "Demographic", "Quantity", "Misc"):
+    # no bare category placeholder in the default release: every G/S category has a readable generalizer; only a
+    # name the tagger called an organisation with no kind known is suppressed ("[Name]"), since any noun may be false
+    for category in ("Event", "Product", "Location", "Demographic", "Quantity", "Misc"):
         assert not r.generalizer(category).generalize("Xyzzy Qwert", category).startswith("[")
+    assert r.generalizer("Organization").generalize("Xyzzy Qwert", "Organization") == "[Name]"
+    assert r.generalizer("Organization").generalize("Xyzzy Bank", "Organization") == "the bank"
     assert r.to_echo() == {"schema": "release.v1", "name": "default", "version": r.version}
 
 
@@ -190,8 +193,8 @@ def test_a_list_of_places_goes_to_what_contains_every_one(value, country, expect
     ("Danish Refugee Council", None, "the council"),  # "Danish" is a WordNet pastry, not a kind of organisation
     ("Rights and Freedoms Party", "party", "the party"),  # "freedoms" names it, it is no kind of party
     ("Siemens", "company", "the company"),  # no kind in the name: the entity's kind (pii/kinds.py)
-    ("Goldman Sachs", None, "the organisation"),
-    ("Indictment Division", None, "the indictment division"),  # a court's division (Geneva), not "the organisation"
+    ("Goldman Sachs", None, "[Name]"),  # no kind known: suppressed, never a noun that may be false
+    ("Indictment Division", None, "the indictment division"),  # a court's division (Geneva)
     ("EBITDA", "measure", "the measure"),  # typed ORG, but no organisation
     ("Airbus A350", "product", "the product"),
     ("the Defense Segment", "segment", "the segment"),

@@ -235,11 +235,12 @@ def test_a_city_under_another_of_its_names_is_the_same_value():
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("We grew. {ORG/ORG#organization:Vantor}'s margin rose at {ORG/ORG#organization:Vantor}, and "
-     "{ORG/ORG#organization:Vantor} expects more.",
-     "We grew. The organisation's margin rose at the organisation, and the organisation expects more."),
-    ("{ORG/ORG#organization:Vantor} expects more; a value that {ORG/ORG#organization:Vantor} has.",
-     "The organisation expects more; a value that the organisation has."),
+    ("We grew. {ORG/ORG#company:Vantor}'s margin rose at {ORG/ORG#company:Vantor}, and "
+     "{ORG/ORG#company:Vantor} expects more.",
+     "We grew. The company's margin rose at the company, and the company expects more."),
+    ("{ORG/ORG#company:Vantor} expects more; a value that {ORG/ORG#company:Vantor} has.",
+     "The company expects more; a value that the company has."),
+    ("We grew at {ORG/ORG#organization:Vantor}.", "We grew at [Name]."),
 ])
 def test_a_generalized_name_keeps_its_article_and_its_clauses(text, expected):
     """Through the swap stage's rewrite: a possessive, "at X", a sentence start, "that X has", and a name repeated
