@@ -48,6 +48,9 @@ def test_case_numbers_but_not_legal_references_or_dates():
     hits = _hits(rec, text)
     assert "36110/97" in hits and "D-4840" in hits
     assert not any(h in ("285", "12/05/2001", "6", "1") for h in hits)
+    # two numbers of at most two digits are a ratio, a fraction or a date, not a case number
+    assert _hits(rec, "our 80/20 initiative, open 24/7, on 12/05") == []
+    assert "12/345" in _hits(rec, "application no. 12/345")
 
 
 def test_capitals_and_digits_are_a_code_unless_a_currency_amount():
@@ -157,3 +160,16 @@ def test_result_recognizer(text, found):
     dets = ResultRecognizer().analyze(text)
     assert [text[d.start:d.end] for d in sorted(dets, key=lambda d: d.start)] == found
     assert all(d.type == "QUANTITY" and d.subtype == "RESULT" for d in dets)
+
+
+def test_a_bare_year_the_tagger_read_as_a_count_is_a_date():
+    """"our 2016 operating plan": spaCy says CARDINAL; every bare year of the TAB and biography gold is DATETIME."""
+    from types import SimpleNamespace
+
+    from anonstream.pii.ner import SpacyNerRecognizer
+
+    text = "our 2016 operating plan and 2,016 units"
+    ents = [SimpleNamespace(label_="CARDINAL", start_char=4, end_char=8, text="2016"),
+            SimpleNamespace(label_="CARDINAL", start_char=28, end_char=33, text="2,016")]
+    found = SpacyNerRecognizer().analyze(text, SimpleNamespace(ents=ents))
+    assert [(text[d.start:d.end], d.type) for d in found] == [("2016", "DATETIME"), ("2,016 units", "QUANTITY")]

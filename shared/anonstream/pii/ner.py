@@ -94,6 +94,9 @@ def counted_phrase_end(text: str, end: int, max_words: int = 4) -> int | None:
     return last
 
 
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
 class SpacyNerRecognizer(Recognizer):
     """spaCy NER mapped to TAB types. With ``cardinals``, a CARDINAL followed by a counted noun phrase becomes
     a QUANTITY covering the noun ("30 hearings", "five co-accused", TAB QUANTITY); a bare CARDINAL stays weak
@@ -122,7 +125,12 @@ class SpacyNerRecognizer(Recognizer):
             subtype = label
             if label in _NAMED_THING and is_given_name_phrase(ent.text):
                 tab, score, rule, subtype = "PERSON", LABEL_SCORE.get("PERSON", 0.85), f"ner:{label}>PERSON", "PERSON"
-            if label == "CARDINAL" and self.cardinals:
+            if label == "CARDINAL" and _YEAR.fullmatch(ent.text):
+                # a bare year the tagger read as a count ("our 2016 operating plan"): every such mention of the TAB
+                # train and biography gold (530) is DATETIME, none QUANTITY; banded as a number it read "our
+                # 2,000-5,000 operating plan"
+                tab, score, rule, subtype = "DATETIME", LABEL_SCORE.get("DATE", 0.85), "ner:CARDINAL>year", "DATE"
+            elif label == "CARDINAL" and self.cardinals:
                 counted_end = counted_phrase_end(text, end)
                 if counted_end is not None:
                     end, score, rule = counted_end, 0.75, "ner:CARDINAL+noun"

@@ -421,9 +421,9 @@ class CaseNumberRecognizer(RegexRecognizer):
             return 1.0, []
         if rule == "case_number":
             a, b = raw.split("/")[:2]
-            if len(raw.split("/")) == 2 and len(a) <= 2 and len(b) <= 2 and (
-                    int(a) <= 31 and 1 <= int(b) <= 12 or 1 <= int(a) <= 12 and int(b) <= 31):
-                return None  # 12/05 looks like a date
+            if len(raw.split("/")) == 2 and len(a) <= 2 and len(b) <= 2:
+                return None  # "12/05", "80/20", "24/7": a date, a ratio or a fraction (no CODE of the TAB or biography
+                #              gold is two numbers of at most two digits)
             if re.fullmatch(r"\d{1,2}/\d{1,2}/\d{2,4}", raw):
                 return None  # a date
             if _LEGAL_BEFORE.search(before):
