@@ -1,7 +1,8 @@
 """Sentence splitting and chunking (the ingest stage's text core).
 
-Sentences come from spaCy's rule-based ``sentencizer`` run per paragraph (a blank line or a line
-break always ends a sentence), so headings and list items stay separate. Chunks are runs of
+Sentences come from spaCy's rule-based ``sentencizer`` on ``spacy.blank("en")``, run per line (a blank line or
+a line break always ends a sentence), so headings and list items stay separate; ``sentencizer.py`` gives its
+sentence starts without importing spaCy (which imports torch), so ingest and swap load no model library. Chunks are runs of
 consecutive sentences; a chunk closes before it would exceed ``max_chars`` or ``max_sentences``, and
 at a paragraph break once it holds at least half of ``max_chars``. Chunk boundaries are sentence
 starts, and the whitespace after a sentence stays with it, so the chunks partition the text exactly.
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+
+from .sentencizer import sentence_starts
 
 _PARAGRAPH = re.compile(r"[^\n]+")
 
@@ -22,30 +24,22 @@ class Sentence:
     paragraph_start: bool  # the first sentence of a paragraph (after a blank line)
 
 
-@lru_cache(maxsize=1)
-def _sentencizer():
-    import spacy
-
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
-    return nlp
-
-
 def split_sentences(text: str) -> list[Sentence]:
-    nlp = _sentencizer()
     sentences: list[Sentence] = []
     previous_end = 0
     for line in _PARAGRAPH.finditer(text):
         if not line.group().strip():
             continue
         blank_before = "\n\n" in text[previous_end:line.start()] or not sentences
-        doc = nlp(line.group())
+        piece = line.group()
+        starts = sentence_starts(piece)
         first = True
-        for sent in doc.sents:
-            stripped = sent.text.strip()
+        for sent_start, sent_end in zip(starts, starts[1:] + [len(piece)]):
+            sent_text = piece[sent_start:sent_end]
+            stripped = sent_text.strip()
             if not stripped:
                 continue
-            start = line.start() + sent.start_char + (len(sent.text) - len(sent.text.lstrip()))
+            start = line.start() + sent_start + (len(sent_text) - len(sent_text.lstrip()))
             if not first and _CONTINUES.match(stripped) and _ABBREVIATION_END.search(text[sentences[-1].start:
                                                                                            sentences[-1].end]):
                 sentences[-1] = Sentence(sentences[-1].start, start + len(stripped), sentences[-1].paragraph_start)

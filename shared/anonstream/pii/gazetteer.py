@@ -763,13 +763,13 @@ def letters_label_a_thing(text: str, start: int) -> bool:
     "hepatitis B and C", "options A, B and C", "a law firm G and N"): that noun is a WordNet noun whose most frequent
     sense is not a person. After a person noun ("co-accused A, B and R", "applicants X and Y"), a function word
     (spaCy's English stop words: "to A and B") or at a sentence start they name people."""
-    from spacy.lang.en.stop_words import STOP_WORDS
+    from ..spacy_files import english_stop_words as stop_words  # spaCy's list, without importing spaCy
 
     m = _WORD_BEFORE_LIST.search(text, max(0, start - 40), start)
     if m is None:
         return False
     word = m.group(1).lower()
-    return word not in STOP_WORDS and wordnet.is_noun(word) and not wordnet.is_person_noun(word)
+    return word not in stop_words() and wordnet.is_noun(word) and not wordnet.is_person_noun(word)
 _LETTER_AFTER_NOUN = re.compile(
     r"\b(?=[a-z])(?:counsel|lawyer|witness|representative|son|daughter|wife|husband|brother|sister|mother|father|"
     r"co-accused|co‑accused|accused|defendant|officer|doctor|neighbour|friend|applicant|person|woman|man|child|"

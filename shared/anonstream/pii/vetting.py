@@ -52,16 +52,14 @@ from .gazetteer import TITLES, city_population, default_matcher, first_names
 from .grouping import DocumentEntities, _initial_of, _name_tokens, entity_form, normalize
 from .patterns import is_fiscal_period
 from .policy import GENERIC_ORG_WORDS, LEGAL_WORDS
+from ..spacy_files import english_stop_words
 
 
 @functools.cache
 def stop_words() -> frozenset[str]:
-    """spaCy's English stop words (the lexeme attribute ``is_stop`` of en_core_web_* comes from this list),
-    imported at the first vetting: importing spaCy loads torch, which the services that only import this
-    module's neighbours (the swap stage's generalizers) must not pay for."""
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return frozenset(STOP_WORDS)
+    """spaCy's English stop words (the lexeme attribute ``is_stop`` of en_core_web_* comes from this list), read
+    from spaCy's file without importing spaCy, which loads torch (spacy_files.py)."""
+    return english_stop_words()
 
 
 BARE_RECOGNIZERS = frozenset(("spacy_ner", "propagation"))
