@@ -302,3 +302,12 @@ def test_a_fiscal_period_typed_as_a_name_is_a_date():
     text = "Turning to Q4, and to Q1 and Q2, Spok grew."
     dets = [_det(text, "Q4", "PERSON"), _det(text, "Q1 and Q2", "ORG"), _det(text, "Spok", "PERSON")]
     assert [d.type for d in periods_as_dates(text, dets)] == ["DATETIME", "DATETIME", "PERSON"]
+
+
+def test_a_span_ends_at_a_full_stop_glued_to_the_next_sentence():
+    from anonstream.pii.merge import cut_at_glued_sentences
+
+    text = "She appeared in films between 1919 and 1958.Forbes was born in Hornsey. It cost 2.5 million. Sony Taiwan.The"
+    dets = [_det(text, "1958.Forbes", "DATETIME"), _det(text, "2.5 million", "QUANTITY"),
+            _det(text, "Sony Taiwan.The", "ORG")]
+    assert [_surface(text, d) for d in cut_at_glued_sentences(text, dets)] == ["1958", "2.5 million", "Sony Taiwan"]

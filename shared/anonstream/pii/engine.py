@@ -46,8 +46,8 @@ from .grouping import DocumentEntities, normalize
 from .keys import KeyRing
 from .boundaries import extend_names, without_ordinal
 from .kinds import kind_of
-from .merge import (combine_adjacent, native_aliases, propagate_mentions, refine, resolve_overlaps,
-                    split_at_line_breaks)
+from .merge import (combine_adjacent, cut_at_glued_sentences, native_aliases, propagate_mentions, refine,
+                    resolve_overlaps, split_at_line_breaks)
 from .ner import SpacyNerRecognizer
 from .windows import NerWindows
 from .operators import Operator, OperatorContext, make_operator
@@ -243,6 +243,7 @@ class PiiEngine:
         found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()
                  and not (d.type == "DATETIME" and is_legal_date(text, d.start, d.end))
                  and not is_redaction_placeholder(text, d.start, d.end) and not is_closed_class(text[d.start:d.end])]
+        found = cut_at_glued_sentences(text, found)
         if self._allow:
             found = [d for d in found if normalize(text[d.start : d.end]) not in self._allow]
         ctx = None
