@@ -146,7 +146,8 @@ def test_a_list_of_years_goes_to_decades(value, step):
     ("the decline continued after ", "2016", "2010"),  # "after the 2010s" would start in 2020: false
     ("a year after ", "2010", "2000"),
     ("expected to close before ", "2016", "2020"),
-    ("the option runs until ", "2021", "2030"),
+    ("the option runs until ", "2021", "2021"),  # "until 2030" would claim more: no rounder year is true
+    ("flexibility going through ", "2017", "2017"),
     ("sales grew in ", "2016", "the 2010s"),
     ("our Q1 ", "2017", "2017"),
 ])

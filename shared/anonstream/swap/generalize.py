@@ -168,17 +168,21 @@ class DateGeneralizer(Generalizer):
         return bool(value) and _DURATION.search(value) is not None and _RELATIVE_SPAN_BEFORE.search(before) is not None
 
     def in_context(self, before: str, value: str, generalized: str) -> str:
-        """A year bounding a time ("after [2016]", "until [2016]") the tagger took without its preposition: a decade
-        would make it false ("after the 2010s" starts in 2020), so the bound moves outwards to a round year that
-        keeps it true: "after 2016" → "after 2010", "before 2016" → "before 2020"."""
+        """A year bounding a time that the tagger took without its preposition: a decade would make it false
+        ("after the 2010s" starts in 2020). After "after" or "before" the bound moves outwards to a round year that
+        keeps it true ("after 2016" → "after 2010", "before 2016" → "before 2020"); after "until", "through" or "by"
+        no rounder year is true ("flexibility through 2017" is not "through 2020"), so the year stays."""
         year = _BOUNDED_YEAR.fullmatch(value.strip()) if self.level == "step" else None
         bound = _BOUND_BEFORE.search(before) if year else None
         if bound is None:
             return super().in_context(before, value, generalized)
         n, decade = int(year.group(0)), int(year.group(0)) // 10 * 10
-        if bound.group(1).lower() in ("after", "post"):
+        word = bound.group(1).lower()
+        if word in ("after", "post"):
             return str(decade if decade < n else decade - 10)
-        return str(decade + 10)
+        if word == "before" or word.startswith("prior"):
+            return str(decade + 10)
+        return value
 
     def _step(self, value: str) -> str:
         """One step up from the finest level ``value`` holds: a day or a part of a month to its month, a month
@@ -774,12 +778,14 @@ class RangeGeneralizer(Generalizer):
     one entity for a reader's tagger. A range covers the bands of both ends ("4,000 to 8,000 tons" →
     "2,000-10,000 tons"). Words of approximation before the number go (the band says it); "nearly X" gets the
     band just below X; "less than X" / "more than X" keep their word with a rounder bound beyond X ("less than 2%"
-    → "less than 5%", "over $80 million" → "over $50 million"). A value without a number gets ``fallback``
-    (default: "a number of"); a vague one ("several million dollars") stays as it is."""
+    → "less than 5%", "over $80 million" → "over $50 million"). A value without a number ("the whole amount", "over
+    a dozen storms", "several million dollars") says nothing precise and stays as it is, unless a ``fallback`` is
+    configured (it replaced the whole value: "affected by over a dozen catastrophe-designated storms" had read
+    "affected by a number of")."""
 
     name = "range"
 
-    def __init__(self, fallback: str = "a number of"):
+    def __init__(self, fallback: str | None = None):
         self.fallback = fallback
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
@@ -809,7 +815,8 @@ class RangeGeneralizer(Generalizer):
     def _banded(self, value: str, amounts: list[tuple[int, int, float, float]], kind: str | None,
                 band: tuple[float, float] | None) -> str:
         if not amounts:
-            return self.fallback if not re.search(rf"\b(?:{'|'.join(_SCALES)})\b", value, re.I) else value
+            return self.fallback if self.fallback and not re.search(rf"\b(?:{'|'.join(_SCALES)})\b", value, re.I) \
+                else value
         money = kind == "money" or bool(_CURRENCY_SIGN.search(value))
         out, cut = value, 0
         for n, (start, end, low, high) in reversed(list(enumerate(amounts))):
