@@ -252,3 +252,19 @@ def test_a_generalized_name_keeps_its_article_and_its_clauses(text, expected):
     c = make_chunk("d1", 0, text)
     released, _ = Releaser(release).finalize(c, analyze(c, release), fallback="generalize")
     assert released.text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Moving to our {ORG/ORG#segment:US Healthcare Services} segment, revenue rose.",
+     "Moving to our [Name] segment, revenue rose."),  # not "our segment segment"
+    ("The {ORG/ORG#segment:Aerospace} segments grew.", "The [Name] segments grew."),
+    ("{ORG/ORG#segment:Aerospace & Electronics} grew.", "The segment grew."),
+])
+def test_a_neutral_noun_never_repeats_the_noun_after_the_value(text, expected):
+    from anonstream.swap.pairing import Releaser
+    from anonstream.swap.release import DEFAULT_RELEASE
+
+    release = Release.from_dict(DEFAULT_RELEASE)
+    chunk = make_chunk("d1", 0, text)
+    released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
+    assert released.text == expected

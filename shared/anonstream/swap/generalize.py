@@ -542,6 +542,9 @@ medical technical teaching children's research religious trade penitentiary rema
 """.split())
 
 
+NAME_PLACEHOLDER = "[Name]"  # a name no true noun can stand for
+
+
 class KindGeneralizer(Generalizer):
     """An organisation's name to its kind: the head noun of the name (before "of") when it names a kind of
     organisation (``ORG_KINDS``), with the generic words right before it, lower-cased ("Warsaw Regional
@@ -558,7 +561,7 @@ class KindGeneralizer(Generalizer):
 
     name = "kind"
 
-    def __init__(self, fallback: str = "[Name]", acronym: str = "[Acronym]"):
+    def __init__(self, fallback: str = NAME_PLACEHOLDER, acronym: str = "[Acronym]"):
         self.fallback = fallback
         self.acronym = acronym
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..records import EntitySpan
-from .generalize import country_adjective, is_bare_country_name
+from .generalize import NAME_PLACEHOLDER, country_adjective, is_bare_country_name
 from .tuples import Mention, Site, is_acronym, norm_key
 
 _BARE_APOSTROPHE = re.compile(r"^['’](?![A-Za-z])")
@@ -238,6 +238,9 @@ def _qualifies_next_noun(text: str, end: int, before: str) -> bool:
     return _modifies_next_word(text, end) and not (singular and word and re.search(r"[^s]s$", word.group(1)))
 
 
+_NEUTRAL_NOUN = re.compile(r"the ([a-z]+)")
+
+
 def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | None = None) -> str:
     """Small fixes at the edges of a value placed over ``text[start:end]``: a country that takes the place of a
     name used as a modifier reads as its adjective ("the Bochum public prosecutor" -> "the German public
@@ -246,6 +249,11 @@ def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | N
     has"); a lower-case value capitalized at a sentence start only."""
     if end is not None and _THE_BEFORE.search(text[max(0, start - 9):start]) and _modifies_next_word(text, end):
         new_value = country_adjective(new_value) or new_value
+    noun = _NEUTRAL_NOUN.fullmatch(new_value)
+    if end is not None and noun and re.match(rf"\s+{noun.group(1)}s?\b", text[end:end + 30], re.I):
+        # the text names the kind right after the value ("our [US Healthcare Services] segment"): the neutral noun
+        # would say it twice ("our segment segment"), so the name is suppressed instead
+        return NAME_PLACEHOLDER
     if _STARTS_WITH_THE.match(new_value):
         before = text[max(0, start - 9):start]
         name_after_conjunction = text[start:start + 1].isupper() and _DEMONSTRATIVE_BEFORE.search(before) \
