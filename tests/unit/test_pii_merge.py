@@ -311,3 +311,12 @@ def test_a_span_ends_at_a_full_stop_glued_to_the_next_sentence():
     dets = [_det(text, "1958.Forbes", "DATETIME"), _det(text, "2.5 million", "QUANTITY"),
             _det(text, "Sony Taiwan.The", "ORG")]
     assert [_surface(text, d) for d in cut_at_glued_sentences(text, dets)] == ["1958", "2.5 million", "Sony Taiwan"]
+
+
+def test_a_title_case_run_never_starts_with_a_function_word():
+    from anonstream.pii.boundaries import title_runs
+
+    text = "So North America is off. Many Happy Returns Ltd filed. The Court of First Instance ruled."
+    runs = [text[r.start:r.end] for r in title_runs(text)]
+    assert "North America" in runs and not any(r.startswith(("So ", "Many ")) for r in runs)
+    assert "Court of First Instance" in runs

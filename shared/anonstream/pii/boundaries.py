@@ -19,6 +19,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from ..spacy_files import english_stop_words
 from .base import Detection
 from .gazetteer import TITLES
 from .merge import GROUP_HEADS
@@ -56,6 +57,15 @@ _LEADING_FUNCTION = frozenset("""
 The A An In On At After Before During From To For With By As Of And But Or If When While Since Until Although
 His Her Its Their Our My Your He She It They We You I This That These Those There Here Then Also However
 """.split())
+
+
+def _leading_function(word: str) -> bool:
+    """A capitalized function word, which opens a sentence or clause and no name ("So North America is off" is
+    no name "So North America"): the list above, and any of spaCy's English stop words but an acronym ("US").
+    Only a run's first word is tested so: inside a name a stop word may stand ("Court of First Instance")."""
+    return word in _LEADING_FUNCTION or not word.isupper() and word.lower() in english_stop_words()
+
+
 _JOINERS = frozenset("of the and & over on in a an for to from with de du la le des del der von van y".split())
 _TOKEN = re.compile(r"[^\s]+")
 _CAP_TOKEN = r"[(\[“\"‘']*[^\W\d_a-z]\S*"  # superset: any letter but a-z; the scanner decides
@@ -116,7 +126,7 @@ def title_runs(text: str, seeds: Sequence[tuple[int, int]] | None = None) -> lis
             if core.isupper() and len(core) > 1 and (core.lower() in _JOINERS or core.capitalize() in _LEADING_FUNCTION):
                 close()  # an all-caps heading ("AS TO THE FACTS")
                 continue
-            if core[0].isupper() and core not in _NOT_IN_RUN and not (not cur and core in _LEADING_FUNCTION):
+            if core[0].isupper() and core not in _NOT_IN_RUN and not (not cur and _leading_function(core)):
                 kind = "CAP"
             elif cur and _NUMBER.match(core):
                 kind = "NUM"
@@ -124,8 +134,8 @@ def title_runs(text: str, seeds: Sequence[tuple[int, int]] | None = None) -> lis
                 kind = "JOIN"
             else:
                 close()
-                if core[0].isupper() and core not in _NOT_IN_RUN and core not in _LEADING_FUNCTION:
-                    cur.append((start, end, "CAP"))
+                if core[0].isupper() and core not in _NOT_IN_RUN and not _leading_function(core):
+                    cur.append((start, end, "CAP"))  # the first word of a new run
                 continue
             if kind == "CAP" and cur and core in _LEADING_FUNCTION and cur[-1][2] != "JOIN":
                 close()  # "Istanbul The ..." never happens inside a name; a new sentence or clause starts
