@@ -41,7 +41,8 @@ demo: setup
 test: setup-test
 	deploy/run-tests.sh
 
-# Chaos suite: kills, broker and Redis restarts, hostile input, leakage; its own Kafka and Redis.
+# Chaos suite: kills, broker and Redis restarts, hostile input, leakage with one process per stage; then two per
+# stage on the Redis Cluster with exactly-once, kills and restarts again. Its own Kafka, Redis and Redis Cluster.
 # Figures: benchmarks/results/reliability.md.
 test-chaos: setup-test
 	tests/chaos/run.sh

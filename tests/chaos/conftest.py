@@ -1,10 +1,13 @@
-"""The chaos suite's harness (issue 13): every stage as its own process on a private broker and Redis
-(started by tests/chaos/run.sh through deploy/infra.sh), a reader that sees every record the services
-write, and the means to kill and restart stages, the broker and Redis.
+"""The chaos suite's harness (issues 13 and 28): the stages as processes on a private broker, Redis and Redis
+Cluster (started by tests/chaos/run.sh through deploy/infra.sh), a reader that sees every record the services
+write, and the means to kill and restart stage processes, the broker, Redis and a Redis Cluster node.
 
-The services start once for the whole suite (spaCy and torch load slowly on 2 cores); every test uses
-its own document ids on the same topics. The suite runs only with ANONSTREAM_CHAOS=1 (`make test-chaos`);
-under `make test` it is skipped. Its figures go to benchmarks/results/reliability.md at the end.
+Two phases, one module each: test_chaos.py, one process per stage on the single Redis (the ``pipeline`` and
+``reader`` fixtures below), and test_chaos_scale.py, two processes per stage on the Redis Cluster (its own
+fixture, started after the first phase's processes are stopped: 16 processes with models need the memory). Within
+a phase the services start once (spaCy and torch load slowly on 2 cores); every test uses its own document ids on
+the same topics. The suite runs only with ANONSTREAM_CHAOS=1 (`make test-chaos`); under `make test` it is skipped.
+Its figures go to benchmarks/results/reliability.md, one part per phase (``write_results``).
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import sys
 import threading
 import time
 import urllib.request
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -53,16 +57,26 @@ def _free_port() -> int:
 
 
 class Pipeline:
-    """The eight stage processes. A process that exits without ``kill`` is a crash: ``check`` raises."""
+    """The stage processes: one per stage (``instances=1``, each named by its stage) or ``instances`` per stage
+    (named ``<stage>-<i>``, started with ANONSTREAM_INSTANCE=i). Every other method takes such a name. A process
+    that exits without ``kill`` is a crash: ``check`` raises."""
 
-    def __init__(self, env: dict[str, str], log_dir: Path):
+    def __init__(self, env: dict[str, str], log_dir: Path, instances: int = 1):
         self.env = env
         self.log_dir = log_dir
-        self.ports = {name: _free_port() for name in STAGE_NAMES}
+        # name -> (stage, ANONSTREAM_INSTANCE or None)
+        self.members: dict[str, tuple[str, int | None]] = {
+            (stage if instances == 1 else f"{stage}-{i}"): (stage, None if instances == 1 else i)
+            for stage in STAGE_NAMES for i in range(instances)}
+        self.ports = {name: _free_port() for name in self.members}
         self.processes: dict[str, subprocess.Popen] = {}
-        self.starts = {name: 0 for name in STAGE_NAMES}
+        self.starts = {name: 0 for name in self.members}
         self.kills: list[str] = []
         self.crashes: list[str] = []
+        self.tolerate_exits = False  # True: ``check`` leaves exits to the caller (a test that restarts them)
+
+    def instances_of(self, stage: str) -> list[str]:
+        return [name for name, (s, _) in self.members.items() if s == stage]
 
     def log_path(self, name: str) -> Path:
         return self.log_dir / f"{name}.log"
@@ -71,16 +85,21 @@ class Pipeline:
         self.starts[name] += 1
         with self.log_path(name).open("ab") as log:
             log.write(f"---- start {self.starts[name]}\n".encode())
-        self.processes[name] = start_service(name, self.env, self.log_path(name), metrics_port=self.ports[name])
+        stage, instance = self.members[name]
+        self.processes[name] = start_service(stage, self.env, self.log_path(name), metrics_port=self.ports[name],
+                                             instance=instance)
+
+    def current_log(self, name: str) -> str:
+        """The log of this start of the process only."""
+        marker = f"---- start {self.starts[name]}\n"
+        return self.log_path(name).read_text(errors="replace").rsplit(marker, 1)[-1]
 
     async def wait_ready(self, name: str, timeout_s: float = READY_TIMEOUT_S) -> None:
-        """Until this start of the stage logged that it consumes (its consumer joined)."""
-        marker = f"---- start {self.starts[name]}\n"
+        """Until this start of the process logged that it consumes (its consumer joined)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             self.check()
-            text = self.log_path(name).read_text(errors="replace")
-            if is_consuming(text.rsplit(marker, 1)[-1], name):
+            if is_consuming(self.current_log(name), self.members[name][0]):
                 return
             await asyncio.sleep(0.5)
         raise AssertionError(f"{name} not consuming after {timeout_s:.0f}s:\n{self.tail(name)}")
@@ -93,7 +112,14 @@ class Pipeline:
         process.wait(timeout=30)
         self.kills.append(name)
 
+    def exited(self) -> list[str]:
+        """The processes that exited by themselves (not by ``kill``)."""
+        return [name for name, process in self.processes.items()
+                if process.poll() is not None and process.returncode != -signal.SIGKILL]
+
     def check(self) -> None:
+        if self.tolerate_exits:
+            return
         for name, process in self.processes.items():
             if process.poll() is not None and process.returncode != -signal.SIGKILL:
                 self.crashes.append(name)
@@ -122,6 +148,20 @@ class Infra:
         subprocess.run(["bash", str(script), "stop"], check=True, capture_output=True, timeout=60)
         time.sleep(down_s)
         subprocess.run(["bash", str(script), "start"], check=True, capture_output=True, timeout=60)
+
+    def restart_redis_cluster_node(self, port: int, down_s: float) -> None:
+        """SIGTERM one node of the Redis Cluster (deploy/redis-cluster-local.sh, by its recorded PID; AOF kept),
+        ``down_s`` seconds down, then the script's ``start`` brings it back (it starts only the nodes not running)
+        and waits for cluster_state:ok on every node."""
+        pid = int((self.run_dir / "redis-cluster" / str(port) / "redis.pid").read_text().strip())
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(down_s)
+        # a master with slots that was marked failing is trusted again only 2 node timeouts after: allow for it
+        subprocess.run(["bash", str(ROOT / "deploy" / "redis-cluster-local.sh"), "start"], check=True,
+                       capture_output=True, timeout=120, env={**os.environ, "ANONSTREAM_REDIS_START_TIMEOUT": "60"})
 
     def stop_kafka(self) -> list[str]:
         """SIGTERM the broker (controlled shutdown, data kept); returns its command line for ``start_kafka``."""
@@ -206,12 +246,22 @@ class Reader:
         self._thread.join(timeout=30)
 
 
-async def produce(settings: Settings, records: list[tuple[bytes | None, bytes | None]], rate_per_s: float = 0) -> None:
-    """(key, value) records onto the documents topic in order, acks=all; ``rate_per_s`` > 0 paces them."""
+@asynccontextmanager
+async def document_producer(settings: Settings):
+    """A started producer for the documents topic: acks=all, idempotent, and patient enough (120 s per request) to
+    ride out a broker restart once started (starting needs the broker)."""
     producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap, acks="all", enable_idempotence=True,
                                 max_request_size=16 << 20, compression_type="gzip", request_timeout_ms=120000)
     await producer.start()
     try:
+        yield producer
+    finally:
+        await producer.stop()
+
+
+async def produce(settings: Settings, records: list[tuple[bytes | None, bytes | None]], rate_per_s: float = 0) -> None:
+    """(key, value) records onto the documents topic in order, acks=all; ``rate_per_s`` > 0 paces them."""
+    async with document_producer(settings) as producer:
         name = topics.name(topics.DOCUMENTS, settings.topic_prefix)
         futures = []
         for key, value in records:
@@ -219,8 +269,28 @@ async def produce(settings: Settings, records: list[tuple[bytes | None, bytes | 
             if rate_per_s:
                 await asyncio.sleep(1 / rate_per_s)
         await asyncio.gather(*futures)
-    finally:
-        await producer.stop()
+
+
+def person_pseudonyms(chunks: list[dict], mentions: dict[str, list[str]]) -> dict[str, dict[str, set[str]]]:
+    """Person -> {doc_id: pseudonyms given to them}, from the pii stage's output chunks. The pii stage rewrites a
+    span's text to its surrogate (no raw PII leaves it), so a mention is told by its place: ``mentions`` lists, per
+    document, the person of each PERSON mention in text order. A document whose PERSON spans do not line up with
+    its list (one more, one fewer) maps to the person ``"?"``, which callers treat as a failure."""
+    spans: dict[str, list[tuple[int, int, str]]] = {}
+    for chunk in chunks:
+        if chunk["doc_id"] in mentions:
+            spans.setdefault(chunk["doc_id"], []).extend(
+                (chunk["chunk_index"], e["start"], e["surrogate"]) for e in chunk["entities"] or ()
+                if e["type"] == "PERSON")
+    out: dict[str, dict[str, set[str]]] = {}
+    for doc_id, found in spans.items():
+        people = mentions[doc_id]
+        if len(found) != len(people) or not all(s for _, _, s in found):
+            out.setdefault("?", {}).setdefault(doc_id, set()).add(f"{len(found)} spans for {len(people)} mentions")
+            continue
+        for person, (_, _, surrogate) in zip(people, sorted(found)):
+            out.setdefault(person, {}).setdefault(doc_id, set()).add(surrogate)
+    return out
 
 
 @dataclass
@@ -242,7 +312,21 @@ class Figures:
             lines += [f"## {test}", "", "| figure | value |", "|---|---|"]
             lines += [f"| {k} | {v} |" for k, v in figures.items()]
             lines.append("")
-        RESULTS.write_text("\n".join(lines))
+        write_results("\n".join(lines), first=True)
+
+
+SCALE_HEADING = "## Chaos at scale"  # the multi-instance phase's part of reliability.md starts with it
+
+
+def write_results(text: str, first: bool) -> None:
+    """reliability.md holds two parts: the one-instance suite's (``first``) and, from ``SCALE_HEADING`` on, the
+    multi-instance phase's (test_chaos_scale.py). Each run rewrites its own part and keeps the other's."""
+    old = RESULTS.read_text() if RESULTS.exists() else ""
+    head, sep, tail = old.partition(SCALE_HEADING)
+    if first:
+        RESULTS.write_text(text.rstrip() + "\n" + (f"\n{sep}{tail}" if sep else ""))
+    else:
+        RESULTS.write_text((head.rstrip() + "\n\n" if head.strip() else "") + text.rstrip() + "\n")
 
 
 @pytest.fixture(scope="session")
@@ -264,7 +348,7 @@ def figures():
     return Figures()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # stopped before the multi-instance phase (test_chaos_scale.py) starts its own
 def pipeline(chaos_env, settings, tmp_path_factory, figures):
     asyncio.run(create_topics(settings))
     pipeline = Pipeline(chaos_env, tmp_path_factory.mktemp("chaos-logs"))
@@ -282,7 +366,7 @@ def pipeline(chaos_env, settings, tmp_path_factory, figures):
         figures.write(pipeline)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def reader(settings, pipeline):
     reader = Reader(settings, [topics.SANITIZED, topics.DEAD_LETTER, topics.CHUNKS_PII, topics.CHUNKS_SANITIZED])
     yield reader

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# `make test-chaos`: the chaos suite (issue 13) on its own Kafka and Redis (deploy/infra.sh), stopped afterwards.
-# Ports and run dir come from the usual ANONSTREAM_* variables (deploy/kafka-local.sh, deploy/redis-local.sh).
+# `make test-chaos`: the chaos suite (issues 13 and 28) on its own Kafka, Redis and Redis Cluster (deploy/infra.sh),
+# stopped afterwards: one process per stage (test_chaos.py), then two per stage on the Redis Cluster (test_chaos_scale.py).
+# Ports and run dir come from the usual ANONSTREAM_* variables (deploy/kafka-local.sh, deploy/redis-local.sh,
+# deploy/redis-cluster-local.sh).
 # Figures: benchmarks/results/reliability.md.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

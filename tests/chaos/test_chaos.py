@@ -33,7 +33,7 @@ from anonstream.records import Document
 from anonstream.runtime.kafka import DocumentPartitioner
 from anonstream.runtime.wiring import STAGE_NAMES
 
-from .conftest import ROOT, produce
+from .conftest import ROOT, person_pseudonyms, produce
 
 pytestmark = pytest.mark.integration
 
@@ -255,21 +255,23 @@ def test_crash_under_load_loses_nothing_and_duplicates_nothing_after_key_dedup(p
     }
 
 
-def _person_pseudonyms(reader, ids: set[str]) -> dict[str, set[str]]:
-    """Mention text -> surrogates given to it, from the pii stage's output (a restricted topic)."""
-    out: dict[str, set[str]] = {}
-    for chunk in reader.values(topics.CHUNKS_PII):
-        if chunk["doc_id"] in ids:
-            for e in chunk["entities"] or ():
-                if e["type"] == "PERSON" and e["surrogate"]:
-                    out.setdefault(e["text"], set()).add(e["surrogate"])
-    return out
+def _person_pseudonyms(reader, docs: list[dict]) -> dict[str, set[str]]:
+    """Person -> pseudonyms given to them in these documents (of ``_people_document``), from the pii stage's output."""
+    mentions = {d["doc_id"]: [d["names"][0], d["names"][1], d["names"][1], d["names"][0]] for d in docs}
+    found = person_pseudonyms(reader.values(topics.CHUNKS_PII), mentions)
+    assert "?" not in found and len({d for by_doc in found.values() for d in by_doc}) == len(docs), \
+        f"PERSON mentions not found as written: {found.get('?')}"
+    return {person: set().union(*by_doc.values()) for person, by_doc in found.items()}
 
 
 def _people_document(i: int, prefix: str, names: list[str]) -> dict:
     text = (f"Mr {names[0]} wrote to Ms {names[1]} about the hearing.\n"
             f"The reply of Ms {names[1]} reached Mr {names[0]} a week later.")
-    return {"doc_id": f"{prefix}-{RUN}-{i}", "text": text, "metadata": {"i": i}}
+    return {"doc_id": f"{prefix}-{RUN}-{i}", "text": text, "metadata": {"i": i}, "names": names}
+
+
+def _wire(doc: dict) -> dict:
+    return {k: doc[k] for k in ("doc_id", "text", "metadata")}
 
 
 def _cluster_metric(pipeline, name: str) -> float:
@@ -284,11 +286,11 @@ def test_redis_restart_mid_stream_keeps_pseudonyms_and_cluster_runs_on_cached_mo
                                                                                     infra, figures):
     before = [_people_document(i, "redis-a", [PEOPLE[i % 3], PEOPLE[(i + 1) % 3]]) for i in range(6)]
     after = [_people_document(i, "redis-b", [PEOPLE[i % 3], PEOPLE[3 + i % 3]]) for i in range(6)]
-    asyncio.run(produce(settings, [(d["doc_id"].encode(), orjson.dumps(d)) for d in before]))
+    asyncio.run(produce(settings, [(d["doc_id"].encode(), orjson.dumps(_wire(d))) for d in before]))
     ids_a = {d["doc_id"] for d in before}
     asyncio.run(reader.wait_for(lambda: len(_by_doc(reader.values(topics.SANITIZED), ids_a)) == len(ids_a),
                                 300, pipeline, "documents before the Redis restart"))
-    pseudonyms_a = _person_pseudonyms(reader, ids_a)
+    pseudonyms_a = _person_pseudonyms(reader, before)
     # chunks of these documents, replayed under new ids straight to the cluster stage while Redis is down
     embedded = [c for c in reader.values(topics.CHUNKS_PII) if c["doc_id"] in ids_a]
     assert embedded
@@ -296,7 +298,7 @@ def test_redis_restart_mid_stream_keeps_pseudonyms_and_cluster_runs_on_cached_mo
     started = time.monotonic()
 
     async def restart_mid_stream() -> tuple[float, float]:
-        feeder = asyncio.create_task(produce(settings, [(d["doc_id"].encode(), orjson.dumps(d)) for d in after],
+        feeder = asyncio.create_task(produce(settings, [(d["doc_id"].encode(), orjson.dumps(_wire(d))) for d in after],
                                              rate_per_s=0.5))
         await asyncio.sleep(3)
         down_at = time.monotonic()
@@ -316,7 +318,7 @@ def test_redis_restart_mid_stream_keeps_pseudonyms_and_cluster_runs_on_cached_mo
     assert len(out) == len(ids_b)
     assert not [d for d in reader.values(topics.DEAD_LETTER) if d["stage"] != "ingest"]
     assert unavailable_during > unavailable_before, "cluster did not assign while the registry was unreachable"
-    pseudonyms_b = _person_pseudonyms(reader, ids_b)
+    pseudonyms_b = _person_pseudonyms(reader, after)
     same = {name: (pseudonyms_a[name], pseudonyms_b.get(name)) for name in pseudonyms_a}
     assert all(len(a) == 1 and a == b for a, b in same.values()), f"pseudonyms changed: {same}"
     new = {s for name, ss in pseudonyms_b.items() if name not in pseudonyms_a for s in ss}
