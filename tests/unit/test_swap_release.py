@@ -33,10 +33,12 @@ def test_default_release_decisions():
     assert r.status("Quantity") == "G" and r.status("Misc") == "G" and r.status("Code") == "U"
     assert (r.scope, r.protect) == ("masked", "all")
     # no bare category placeholder in the default release: every G/S category has a readable generalizer; only a
-    # name the tagger called an organisation with no kind known is suppressed ("[Name]"), since any noun may be false
-    for category in ("Event", "Product", "Location", "Demographic", "Quantity", "Misc"):
+    # name the tagger called an organisation or a place with no kind known is suppressed ("[Name]"), since any noun
+    # may be false
+    for category in ("Event", "Product", "Demographic", "Quantity", "Misc"):
         assert not r.generalizer(category).generalize("Xyzzy Qwert", category).startswith("[")
-    assert r.generalizer("Organization").generalize("Xyzzy Qwert", "Organization") == "[Name]"
+    for category in ("Organization", "Location"):
+        assert r.generalizer(category).generalize("Xyzzy Qwert", category) == "[Name]"
     assert r.generalizer("Organization").generalize("Xyzzy Bank", "Organization") == "the bank"
     assert r.to_echo() == {"schema": "release.v1", "name": "default", "version": r.version}
 
@@ -138,7 +140,7 @@ def test_label_generalizer():
     ("Chicago, Illinois", "the United States", "North America"),
     ("Amsterdam", "the Netherlands", "Europe"),  # GeoNames says "The Netherlands"
     ("Poland", "Europe", "Europe"),  # a country goes one step up
-    ("the Kingdom of Atlantis and Lemuria", "the area", "the area"),
+    ("the Kingdom of Atlantis and Lemuria", "[Name]", "[Name]"),
 ])
 def test_place_generalizer(value, country, continent):
     assert build_generalizer({"name": "place"}).generalize(value, "Location") == country
@@ -149,8 +151,9 @@ def test_a_place_the_gazetteer_cannot_place_gets_a_neutral_noun_never_the_docume
     """"lives in Zakroczym" (too small for GeoNames' 15,000+) must not become "lives in Poland" on the document's
     word alone: that is how "Columbia Sportswear" became "Japan" and "Transocean" "Brazil"."""
     place = build_generalizer({"name": "place"})
-    assert place.generalize("Zakroczym", "Location", "place", "PL") == "the area"
-    assert place.generalize("Columbia Sportswear", "Location", "place", "JP") == "the area"
+    assert place.generalize("Zakroczym", "Location", "place", "PL") == "[Name]"  # no gazetteer says it is a place
+    assert place.generalize("Columbia Sportswear", "Location", "place", "JP") == "[Name]"
+    assert place.generalize("the Middle East", "Location", "area", "BR") == "the area"  # a region is an area
     assert place.generalize("Gdańsk", "Location", "city", "TR") == "Poland"  # its own country first
     assert place.generalize("Kartal Prison", "Location", "prison", "TR") == "the prison"  # says more than Turkey
 

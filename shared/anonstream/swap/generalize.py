@@ -387,6 +387,9 @@ def country_adjective(name: str) -> str | None:
     return _country_adjectives().get(re.sub(r"^the\s+", "", name.strip(), flags=re.I).casefold())
 
 
+NAME_PLACEHOLDER = "[Name]"  # a name no true noun can stand for
+
+
 class PlaceGeneralizer(Generalizer):
     """A place one step up the geographic hierarchy, only along a containment GeoNames confirms: a US state to the
     United States, a city to its country when GeoNames has a city of that name in the country the value belongs to
@@ -397,11 +400,14 @@ class PlaceGeneralizer(Generalizer):
     "Cincinnati, Leipzig, Bahrain") goes to the country or continent every one of them is confirmed in, else to
     "several places". Anything else gets a neutral noun of its kind and never a country the document only mentions: "a city"
     (a city name GeoNames places in other countries only: "Lincoln" in an English case), "the region", "the
-    facility", "the street", "the prison", else ``fallback`` (default "the area")."""
+    facility", "the street", "the prison", "the area" (a region no gazetteer places: "the Middle East"), else
+    ``fallback`` (default "[Name]"): a name the tagger alone calls a place is one in fewer than half the cases
+    measured (of the names released as "the area", 14 of 44 were places to an annotator in the first 100
+    biographies, 18 of 32 in the 100 TAB train judgments; the rest teams, companies, works, German words)."""
 
     name = "place"
 
-    def __init__(self, level: str = "country", fallback: str = "the area"):
+    def __init__(self, level: str = "country", fallback: str = NAME_PLACEHOLDER):
         if level not in ("country", "continent"):
             raise ValueError("place generalizer level must be 'country' or 'continent'")
         self.level = level
@@ -540,9 +546,6 @@ criminal military state security assize magistrates magistrates' first instance 
 city county municipal federal national public chief principal general central local savings investment private
 medical technical teaching children's research religious trade penitentiary remand detention indictment
 """.split())
-
-
-NAME_PLACEHOLDER = "[Name]"  # a name no true noun can stand for
 
 
 class KindGeneralizer(Generalizer):
