@@ -27,6 +27,13 @@ embedded runner, a fresh child process per run, time from models loaded to the l
 documents, taking turns; and the refit core (``stages.cluster.fit_checked``) timed directly on embeddings
 read from ``chunks.embedded`` in this run, resampled to each reservoir size.
 
+``--instances`` measures instead throughput and CPU per document with one and with two processes of every stage
+(8 partitions by default here): one pipeline, warmed up, then saturation runs on the same texts under new ids in the
+order 1, 2, 2, 1 instances per stage (the second instances are started once before the first 2-instance run and
+stopped before the last 1-instance run); per run documents/s, and per stage the CPU-seconds per document summed
+over its instances (per-core efficiency: the same work costs the same CPU or not) and the peak RSS per instance;
+results in ``benchmarks/results/kafka_instances.md``.
+
 ``--backends onnx,static`` measures instead the services at saturation with each embedding backend
 (``ANONSTREAM_EMBED_BACKEND``, set for every stage of a pipeline): one pipeline per backend, every stage its own
 process, all up at once on the same broker and Redis under their own topic prefixes and tenants; after a warm-up
@@ -43,6 +50,7 @@ import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -734,6 +742,111 @@ def compare_backends(args, backends: list[str]) -> int:
     return 0
 
 
+def compare_instances(args) -> int:
+    """Saturation with one and with two service processes of every stage (``--instances``)."""
+    q = args.quick
+    partitions = args.partitions if args.partitions != 4 else 8  # room for two consumers of every stage
+    args.partitions = partitions
+    n_docs = args.documents or (12 if q else 60)
+    results = common.Results("kafka_instances", "The pipeline on Kafka with one and two processes of every stage", q)
+    machine = common.machine_info()
+    dev = dev_documents(n_docs)
+    train = common.read_documents()
+    infra = Infra()
+    tmp = Path(tempfile.mkdtemp(prefix="anonstream-bench-instances-"))
+    services = reader = None
+    runs: list[tuple[int, Phase]] = []
+    try:
+        environment, settings = pipeline_env(infra.up(), "inst", args, tmp)
+        services = Services(environment, tmp)
+        started = time.monotonic()
+        for stage in STAGE_NAMES:
+            services.start(stage)
+        services.wait_ready(list(STAGE_NAMES))
+        ready_s = time.monotonic() - started
+        reader = Reader(settings)
+        infra_pids = infra.pids()
+        warm = run_phase("warmup", tagged(train[:8], "warm"), settings, services, reader, infra_pids)
+        rss = {1: {}, 2: {}}
+        second: list[str] = []
+        for r, n in enumerate((1, 2, 2, 1)):
+            if n == 2 and not second:
+                second = [services.start(stage, instance=1) for stage in STAGE_NAMES]
+                services.wait_ready(second)
+                time.sleep(10)  # the groups' rebalances after the joins
+            if n == 1 and second:
+                rss[2] = peak_rss(services.pids())
+                launch.stop_services([services.processes.pop(label) for label in second])
+                second = []
+                time.sleep(10)
+            runs.append((n, run_phase(f"{n}-instance #{r + 1}", tagged(dev, f"i{r + 1}"), settings, services, reader,
+                                      infra_pids)))
+        rss[1] = peak_rss(services.pids())
+        duplicates = sum(c - 1 for c in reader.seen.sanitized_count.values() if c > 1)
+    finally:
+        stop_all(reader, services, infra)
+    common.log("services and infrastructure stopped")
+
+    by = {n: [ph for m, ph in runs if m == n] for n in (1, 2)}
+    rate = {n: [ph.docs_per_s for ph in by[n]] for n in (1, 2)}
+    ratio = statistics.fmean(rate[2]) / statistics.fmean(rate[1])
+
+    def cpu_per_doc(n: int, stage: str) -> float:
+        cpu = sum(v for ph in by[n] for k, v in ph.cpu.items() if k.split("#")[0] == stage)
+        return 1000 * cpu / max(sum(ph.out for ph in by[n]), 1)
+
+    def busy(n: int) -> float:
+        return statistics.fmean([sum(v for k, v in ph.cpu.items()) / ph.seconds for ph in by[n]])
+
+    results.add(
+        f"Machine: {machine['nproc']} cores ({machine['cpu']}), {machine['ram']}; load average at start "
+        f"{machine['load average at start (1/5/15 min)']}, at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        "(shared with other sessions: absolute rates are noisy). Local Kafka (KRaft, one node) and Redis via "
+        f"`deploy/infra.sh`; topics with {partitions} partitions; at-least-once (the default). One pipeline, every "
+        f"stage its own process (consuming {ready_s:.0f} s after start), warmed up ({warm.docs} train documents, "
+        f"{warm.seconds:.1f} s); then saturation runs, each the {len(dev)} unseen TAB dev texts ({words(dev):,} "
+        "words) produced at once under new ids, documents/s = documents / (last sanitized document read - first "
+        "produce), in the order 1, 2, 2, 1 processes of every stage (`ANONSTREAM_INSTANCE` 1 of each stage joins "
+        "its consumer group before the first 2-instance run and is stopped before the last 1-instance run). "
+        f"Swap wait bound T = {args.swap_wait_s:g} s; refit every 10 s, K = 4.")
+    results.section("Throughput", "\n\n".join([
+        common.table(["run", "processes per stage", "out", "seconds", "documents/s", "words/s",
+                      "cores busy (all processes, broker, Redis)", "load average (1 min) at the end"],
+                     [[i + 1, n, f"{ph.out}/{ph.docs}", f"{ph.seconds:.1f}", f"{ph.docs_per_s:.2f}",
+                       f"{ph.words_per_s:,.0f}", f"{sum(ph.cpu.values()) / ph.seconds:.2f}", f"{ph.load_at_end:.1f}"]
+                      for i, (n, ph) in enumerate(runs)]),
+        f"Two processes per stage ÷ one, mean documents/s: **{ratio:.2f}** ({statistics.fmean(rate[2]):.2f} ÷ "
+        f"{statistics.fmean(rate[1]):.2f}); the processes, broker and Redis kept {busy(1):.2f} cores busy with one "
+        f"process per stage and {busy(2):.2f} with two, of {machine['nproc']}, beside the other sessions' load "
+        "(last column): on cores that are shared or busy a second process per stage cannot show speed-up; what it "
+        "can show is whether the same work costs more CPU when spread over twice the processes (below). Sanitized "
+        f"documents read more than once: {duplicates}.",
+    ]))
+    rows = []
+    for stage in [*STAGE_NAMES, "broker", "redis"]:
+        one, two = cpu_per_doc(1, stage), cpu_per_doc(2, stage)
+        mem1 = rss[1].get(stage)
+        mem2 = [v for k, v in rss[2].items() if k.split("#")[0] == stage]
+        rows.append([stage, f"{one:.0f}", f"{two:.0f}", f"{one / two:.2f}" if two else "–",
+                     f"{mem1:.0f}" if mem1 is not None else "–",
+                     " / ".join(f"{v:.0f}" for v in mem2) if stage in STAGE_NAMES else "–"])
+    total1 = sum(cpu_per_doc(1, s) for s in [*STAGE_NAMES, "broker", "redis"])
+    total2 = sum(cpu_per_doc(2, s) for s in [*STAGE_NAMES, "broker", "redis"])
+    rows.append(["**all**", f"{total1:.0f}", f"{total2:.0f}", f"{total1 / total2:.2f}", "", ""])
+    results.section("Per-core efficiency: CPU per document with one and two processes per stage", "\n\n".join([
+        common.table(["process", "CPU ms per document, 1 per stage", "CPU ms per document, 2 per stage (summed)",
+                      "efficiency (1 ÷ 2)", "peak RSS MiB, 1 per stage", "peak RSS MiB per instance, 2 per stage"],
+                     rows),
+        "CPU = user + system seconds of the processes (all threads, `/proc/<pid>/stat`) during the runs of each "
+        "kind, divided by their documents out; with two per stage, the two instances' CPU summed. Efficiency 1 = "
+        "the same work costs the same CPU spread over two processes; below 1, the second process adds overhead "
+        "(polling, heartbeats, smaller batches, its share of the refit and audit timers). Peak RSS = `VmHWM` at the "
+        "end of the 2-instance runs and of the last run.",
+    ]))
+    results.write()
+    return 0
+
+
 # --- main -------------------------------------------------------------------------------------------
 
 def release_with_wait(wait_s: float, directory: Path) -> Path:
@@ -789,6 +902,8 @@ def main() -> int:
                         "turns; writes embed_saturation.md")
     parser.add_argument("--repetitions", type=int, help="with --backends: saturation runs per backend (default 4, "
                         "quick 2)")
+    parser.add_argument("--instances", action="store_true", help="only saturation with 1 and 2 processes of "
+                        "every stage (order 1, 2, 2, 1); writes kafka_instances.md")
     parser.add_argument("--embedded-child", help=__import__("argparse").SUPPRESS)
     args = parser.parse_args()
     if args.embedded_child:
@@ -796,6 +911,8 @@ def main() -> int:
     q = args.quick
     if args.backends:
         return compare_backends(args, [b.strip() for b in args.backends.split(",") if b.strip()])
+    if args.instances:
+        return compare_instances(args)
     n_docs = args.documents or (12 if q else None)
     n_snippets = args.snippets or (60 if q else 600)
     latency_s = args.latency_s or (20 if q else 45)
