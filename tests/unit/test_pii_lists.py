@@ -120,3 +120,11 @@ def test_letters_labelling_things_are_not_people(text):
 ])
 def test_a_person_noun_is_one_whose_most_frequent_sense_is_a_person(word, person):
     assert wordnet.is_person_noun(word) is person
+
+
+def test_a_role_word_inside_a_longer_title_is_not_the_role():
+    from anonstream.pii.gazetteer import RoleRecognizer
+
+    text = "With me are Chief Executive Officer Jane Roe and a lawyer, who is an executive."
+    found = [text[d.start:d.end] for d in RoleRecognizer().analyze(text)]
+    assert "Executive" not in found and "executive" in found

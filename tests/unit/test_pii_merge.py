@@ -320,3 +320,12 @@ def test_a_title_case_run_never_starts_with_a_function_word():
     runs = [text[r.start:r.end] for r in title_runs(text)]
     assert "North America" in runs and not any(r.startswith(("So ", "Many ")) for r in runs)
     assert "Court of First Instance" in runs
+
+
+def test_a_detection_never_covers_a_placeholder_an_earlier_redaction_left():
+    from anonstream.pii.merge import cut_at_placeholders
+
+    text = "today are <UNK> <UNK>; Michael <UNK>, our COO; and [NAME] Smith."
+    dets = [_det(text, "UNK> <UNK", "ORG"), _det(text, "Michael <UNK", "PERSON"), _det(text, "[NAME] Smith", "PERSON"),
+            _det(text, "COO", "DEM")]
+    assert [_surface(text, d) for d in cut_at_placeholders(text, dets)] == ["Michael", "Smith", "COO"]

@@ -46,8 +46,8 @@ from .grouping import DocumentEntities, normalize
 from .keys import KeyRing
 from .boundaries import extend_names, without_ordinal
 from .kinds import kind_of
-from .merge import (combine_adjacent, cut_at_glued_sentences, native_aliases, propagate_mentions, refine,
-                    resolve_overlaps, split_at_line_breaks)
+from .merge import (combine_adjacent, cut_at_glued_sentences, cut_at_placeholders, native_aliases,
+                    propagate_mentions, refine, resolve_overlaps, split_at_line_breaks)
 from .ner import SpacyNerRecognizer
 from .windows import NerWindows
 from .operators import Operator, OperatorContext, make_operator
@@ -243,7 +243,7 @@ class PiiEngine:
         found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()
                  and not (d.type == "DATETIME" and is_legal_date(text, d.start, d.end))
                  and not is_redaction_placeholder(text, d.start, d.end) and not is_closed_class(text[d.start:d.end])]
-        found = cut_at_glued_sentences(text, found)
+        found = cut_at_placeholders(text, cut_at_glued_sentences(text, found))
         if self._allow:
             found = [d for d in found if normalize(text[d.start : d.end]) not in self._allow]
         ctx = None
@@ -264,7 +264,7 @@ class PiiEngine:
         pieces = split_at_line_breaks(text, dets)
         if self._vetter is not None:
             pieces = periods_as_dates(text, initials_as_persons(text, pieces))
-        return [d for d in pieces if not is_closed_class(text[d.start:d.end])]
+        return [d for d in cut_at_placeholders(text, pieces) if not is_closed_class(text[d.start:d.end])]
 
     def _to_spans(self, text: str, dets: list[Detection], entities: DocumentEntities) -> list[EntitySpan]:
         resolved = []

@@ -532,6 +532,9 @@ _ROLE_RE = re.compile(r"(?<![\w-])(?=[" + "".join(sorted({w[0] for w in ROLE_WOR
                       + r")(?![\w-])", re.I)
 
 
+_CAPITALIZED_NEXT = re.compile(r"[ \t]+[A-Z]")
+
+
 class RoleRecognizer(Recognizer):
     """Offices and roles as a person's attribute (DEM): position titles ("Minister of Trade", "President of
     Cyprus", "Speaker of the Parliament of Ghana") and role words ("lawyer", "senator") in predicate
@@ -557,6 +560,8 @@ class RoleRecognizer(Recognizer):
             s, e = m.span()
             if not _PREDICATE.search(text[max(0, s - 40) : s]):
                 continue
+            if text[s].isupper() and _CAPITALIZED_NEXT.match(text, e):
+                continue  # a word of a longer title ("are Chief Executive Officer"), not the role on its own
             s = GazetteerRecognizer._extend_left(text, s)
             out.append(Detection(s, e, "DEM", 0.75, self.name, "role:predicate", subtype="OCCUPATION"))
         return out
