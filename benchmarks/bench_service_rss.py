@@ -1,8 +1,8 @@
 """Resident memory of each service at start and while it processes records, on Redis, without Kafka (issue 27,
 item 4).
 
-Per stage, a fresh child process imports the service shell (``anonstream.runtime.service``, what
-``anonstream service <stage>`` imports), builds the stage core with ``wiring.build_stage`` on the services' stores
+Per stage, a fresh child process imports what ``anonstream service <stage>`` imports (its command line,
+``cli.parse_args``, and the service shell, ``anonstream.runtime.service``), builds the stage core with ``wiring.build_stage`` on the services' stores
 (``redis_stores``, on the Redis at ``ANONSTREAM_REDIS_URL``, under a tenant of its own), and reports its VmRSS
 (``/proc/self/status``) and which heavy libraries it imported: that is the service *at start*. Then it processes
 the load the way the service shell does, through the same ``StageDriver``: its input topics' records in batches of
@@ -15,8 +15,8 @@ stages' input records (refit before cluster, so the cluster assigns with a publi
 as ``embed`` and ``audit``; their outputs go nowhere. The Kafka client's own buffers are not part of the figures
 (``bench_kafka.py`` measures the services on a broker, ``embed_saturation.md``).
 
-``--baseline REF``: the same measurement of the services that load no model with the package of git ref ``REF``
-(a worktree, ``PYTHONPATH``), run in the same invocation, for a before/after.
+``--baseline REF``: the same measurement (``embed-onnx`` aside) with the package of git ref ``REF`` (a worktree,
+``PYTHONPATH``), run in the same invocation, for a before/after.
 
     .venv/bin/python benchmarks/bench_service_rss.py [--documents N] [--baseline REF] [stage ...]
 """
@@ -50,9 +50,12 @@ def _memory() -> dict:
 
 def child(stage: str, work: str, batch: int) -> dict:
     """Import the service shell, build ``stage`` on Redis, measure; process its input records, measure again."""
-    from anonstream import serde, topics
+    from anonstream import cli, serde, topics
     from anonstream.config import Settings
     from anonstream.runtime import service  # noqa: F401 - what a service process imports first
+
+    argv = ["service", stage.split("-")[0]]  # and the command line of `anonstream service <stage>`
+    cli.parse_args(argv) if hasattr(cli, "parse_args") else cli.build_parser().parse_args(argv)  # (older trees)
     from anonstream.runtime.wiring import build_stage, redis_stores
     from anonstream.stages.base import InputMessage, StageDriver
 
@@ -138,7 +141,7 @@ def main() -> None:
     parser = common.arg_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--documents", type=int, help="TAB dev documents (default all 127, quick 6)")
     parser.add_argument("--batch", type=int, default=100, help="records per poll (default %(default)s)")
-    parser.add_argument("--baseline", metavar="REF", help="also measure the no-model services at git ref REF")
+    parser.add_argument("--baseline", metavar="REF", help="also measure the services at git ref REF")
     parser.add_argument("stages", nargs="*", choices=[[], *STAGES], help="default: all")
     args = parser.parse_args()
     stages = args.stages or list(STAGES)
@@ -148,29 +151,30 @@ def main() -> None:
     baseline = {}
     if args.baseline:
         with common.worktree(args.baseline, Path(tempfile.mkdtemp(prefix="bench-rss-base-")) / "tree") as tree:
-            baseline = measure([s for s in stages if s in NO_MODEL], documents, args.batch, tree / "shared")
+            baseline = measure([s for s in stages if s != "embed-onnx"], documents, args.batch, tree / "shared")
     words = sum(len(d["text"].split()) for d in documents)
-    header = ["service", "RSS at start MiB", "peak under load MiB (VmHWM)", "RSS after load MiB",
-              "heavy imports at start", "heavy imports under load", "records in → out",
-              f"loads no model: peak ≤ {TARGET_MIB} MiB"]
+    header = ["service", "RSS at start MiB", "peak under load MiB (VmHWM)", "heavy imports at start",
+              "heavy imports under load", "records in → out", f"loads no model: peak ≤ {TARGET_MIB} MiB"]
     if baseline:
-        header[2:2] = [f"peak under load at `{args.baseline}`", f"heavy imports under load at `{args.baseline}`"]
+        header[3:3] = [f"at `{args.baseline}`: start, peak MiB", f"at `{args.baseline}`: heavy imports under load"]
     table = []
     for stage in stages:
         row = rows[stage]
-        line = [stage, row["start"]["rss_mib"], f"**{row['load']['hwm_mib']}**", row["load"]["rss_mib"],
+        line = [stage, row["start"]["rss_mib"], f"**{row['load']['hwm_mib']}**",
                 ", ".join(row["start"]["heavy"]) or "-", ", ".join(row["load"]["heavy"]) or "-",
                 f"{row['in']:,} → {row['out']:,}" + (f" ({row['dead']} dead letters)" if row["dead"] else ""),
                 ("yes" if row["load"]["hwm_mib"] <= TARGET_MIB else "**no**") if stage in NO_MODEL else ""]
         if baseline:
             old = baseline.get(stage)
-            line[2:2] = [old["load"]["hwm_mib"] if old else "", (", ".join(old["load"]["heavy"]) or "-") if old else ""]
+            line[3:3] = [f"{old['start']['rss_mib']}, {old['load']['hwm_mib']}" if old else "",
+                         (", ".join(old["load"]["heavy"]) or "-") if old else ""]
         table.append(line)
     over = [s for s in NO_MODEL if s in rows and rows[s]["load"]["hwm_mib"] > TARGET_MIB]
     results.add("\n\n".join([
         common.table(header, table),
         f"Load: the {len(documents)} unseen TAB dev texts ({words:,} words), through the stages one after the other "
-        "in pipeline order on one Redis, each stage a fresh process that imports the service shell, builds its "
+        "in pipeline order on one Redis, each stage a fresh process that imports what `anonstream service <stage>` "
+        "imports (its command line and the service shell), builds its "
         "core on the services' stores (`wiring.build_stage`, `redis_stores`) and processes its input records "
         f"through the services' `StageDriver`, {args.batch} records a batch, ticking after each "
         "(refit interval 0: refit fits at every tick, so it fits during the load and the cluster "

@@ -79,7 +79,7 @@ def _topics(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command_modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="anonstream", description=__doc__)
     parser.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING (default: ANONSTREAM_LOG_LEVEL)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     topics_cmd.add_argument("action", choices=["create"])
     topics_cmd.set_defaults(func=_topics)
 
-    for module_name in COMMAND_MODULES:
+    for module_name in command_modules:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -123,8 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line's arguments. ``anonstream service <stage>``, a long-running process, imports none of the
+    other commands' modules: some import scipy and scikit-learn (~90 MiB in every service process)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for i, a in enumerate(argv)
+                    if not a.startswith("-") and (i == 0 or argv[i - 1] != "--log-level")), None)
+    return build_parser(() if command == "service" else COMMAND_MODULES).parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     level = args.log_level or Settings().log_level
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     return args.func(args)

@@ -16,8 +16,10 @@ HEAVY = ("torch", "spacy", "sentence_transformers", "transformers", "onnxruntime
 PROBE = """
 import json, sys
 from anonstream.config import Settings
+from anonstream import cli
 from anonstream.runtime import service  # what `anonstream service <stage>` imports first
 from anonstream.runtime.wiring import build_stage, redis_stores
+cli.parse_args(["service", sys.argv[1]])  # and its command line
 settings = Settings()
 build_stage(sys.argv[1], settings, redis_stores(settings, sys.argv[1]))
 print(json.dumps([m for m in %r if m in sys.modules]))
@@ -77,8 +79,10 @@ REPLAY = """
 import json, pickle, sys, time
 from pathlib import Path
 from anonstream.config import Settings
+from anonstream import cli
 from anonstream.runtime import service  # what `anonstream service <stage>` imports first
 from anonstream.runtime.wiring import build_stage, in_memory_stores
+cli.parse_args(["service", sys.argv[1]])  # and its command line
 from anonstream.stages.base import InputMessage, StageDriver
 settings = Settings()
 stores = in_memory_stores(settings)
@@ -124,3 +128,14 @@ def test_model_less_stage_core_imports_no_model_library_while_processing_records
     assert [m for m in result["modules"] if not m.startswith("anonstream")] == []
     if stage in ("ingest", "swap"):  # the records took the path that split sentences (it imported spaCy before)
         assert "anonstream.sentencizer" in result["modules"]
+
+
+def test_the_service_command_line_imports_no_other_command():
+    """`anonstream service <stage>` builds its own sub-command only: the other commands' modules import scipy and
+    scikit-learn (~90 MiB in every service process)."""
+    probe = ("import json, sys; from anonstream import cli; args = cli.parse_args(['--log-level', 'INFO', 'service', "
+             "'sink']); assert args.name == 'sink'; print(json.dumps(sorted(m for m in sys.modules if m in "
+             "('sklearn', 'scipy') or m in cli.COMMAND_MODULES)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == []
