@@ -128,3 +128,11 @@ def test_a_role_word_inside_a_longer_title_is_not_the_role():
     text = "With me are Chief Executive Officer Jane Roe and a lawyer, who is an executive."
     found = [text[d.start:d.end] for d in RoleRecognizer().analyze(text)]
     assert "Executive" not in found and "executive" in found
+
+
+def test_an_occupation_word_whose_most_frequent_sense_is_no_person_is_not_an_occupation_alone():
+    from anonstream.pii.gazetteer import GazetteerRecognizer
+
+    text = "We love that operating model. He was a pilot and a journalist."
+    found = [text[d.start:d.end] for d in GazetteerRecognizer().analyze(text) if d.subtype == "OCCUPATION"]
+    assert not any("model" in f for f in found) and "pilot" in found and "journalist" in found
