@@ -110,6 +110,11 @@ def test_dates_and_durations(text, expected):
 def test_years_of_laws_and_entry_into_force_are_not_dates():
     hits = _hits(DateTimeRecognizer(), "under the Act of 1969 and Law no. 12 of 1982; it entered into force on 1 November 1998")
     assert hits == []
+    from anonstream.pii.patterns import is_legal_date
+
+    text = "under the Police and Criminal Evidence Act 1984, arrested on 3 May 1984"
+    assert is_legal_date(text, text.index("1984"), text.index("1984") + 4)  # a statute's title (UK style)
+    assert not is_legal_date(text, text.index("3 May"), text.index("3 May") + 10)
 
 
 def test_dates_of_laws_and_of_the_courts_own_events_are_not_dates_of_the_case():

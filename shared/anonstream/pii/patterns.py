@@ -489,7 +489,9 @@ _LEGAL_DATE_BEFORE = re.compile(
     r"|(?:\b(?:published|promulgated)\b[^.]{0,40}\bon\s+)"
     r"|(?:\b(?:entered|came|enter|come|entry)\s+into\s+force\s+on\s+))" + _PARTIAL_DATE + "$"
     # a number NER took for a date: "Law no. 3713", "Articles 44 and 48", "art. 44"
-    r"|(?:\b(?:Law|Act|Decree|Regulation)\s+[Nn]o\.\s*$)|(?:\b(?:Articles?|art\.)\s+(?:\d+\s+and\s+)?$))")
+    r"|(?:\b(?:Law|Act|Decree|Regulation)\s+[Nn]o\.\s*$)|(?:\b(?:Articles?|art\.)\s+(?:\d+\s+and\s+)?$)"
+    # the year in a statute's title: "the Police and Criminal Evidence Act 1984" (had read "Act the 1980s")
+    r"|(?:\b(?:Act|Regulations|Order|Rules)\s+$))")
 _LEGAL_DATE_AFTER = re.compile(
     r"^,?\s+(?:the Court changed the composition|when Protocol No\.|(?:Law|Act|Decree)\s+[Nn]o\.)"
     r"|^\s+(?:[A-Z][a-z]+\s+)?(?:Act|Law|Code|Constitution|Decree|Regulations?)\b")  # "the 2004 Act", "the 1997 Lustration Act"
