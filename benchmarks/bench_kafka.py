@@ -604,12 +604,8 @@ def compare_backends(args, backends: list[str]) -> int:
             directory.mkdir()
             environment, settings = pipeline_env(infra_env, "sat" + re.sub(r"[^a-z0-9]", "", backend.lower()), args,
                                                  directory, {"ANONSTREAM_EMBED_BACKEND": backend})
-            pipes[backend] = Pipeline(settings, Services(environment, directory))
-            started = time.monotonic()
-            for stage in STAGE_NAMES:
-                pipes[backend].services.start(stage)
-            pipes[backend].services.wait_ready(list(STAGE_NAMES))
-            ready_s[backend] = time.monotonic() - started
+            services, ready_s[backend] = start_services(environment, directory)
+            pipes[backend] = Pipeline(settings, services)
             common.log(f"{backend}: services consuming after {ready_s[backend]:.0f} s")
         for p in pipes.values():
             p.reader = Reader(p.settings)
@@ -758,12 +754,7 @@ def compare_instances(args) -> int:
     runs: list[tuple[int, Phase]] = []
     try:
         environment, settings = pipeline_env(infra.up(), "inst", args, tmp)
-        services = Services(environment, tmp)
-        started = time.monotonic()
-        for stage in STAGE_NAMES:
-            services.start(stage)
-        services.wait_ready(list(STAGE_NAMES))
-        ready_s = time.monotonic() - started
+        services, ready_s = start_services(environment, tmp)
         reader = Reader(settings)
         infra_pids = infra.pids()
         warm = run_phase("warmup", tagged(train[:8], "warm"), settings, services, reader, infra_pids)
@@ -874,6 +865,16 @@ def pipeline_env(infra_env: dict[str, str], tag: str, args, directory: Path,
     return environment, settings
 
 
+def start_services(environment: dict[str, str], directory: Path) -> tuple[Services, float]:
+    """Every stage as its own process with ``environment``; returns them and the seconds until all consume."""
+    services = Services(environment, directory)
+    started = time.monotonic()
+    for stage in STAGE_NAMES:
+        services.start(stage)
+    services.wait_ready(list(STAGE_NAMES))
+    return services, time.monotonic() - started
+
+
 def service_table(phases: list[Phase], rss: dict[str, float]) -> str:
     labels = sorted({k for p in phases for k in p.cpu}, key=lambda l: (l in ("broker", "redis"), l))
     header = ["process"] + [f"CPU s, {p.name}" for p in phases] + [f"CPU ms/doc, {p.name}" for p in phases] \
@@ -930,12 +931,7 @@ def main() -> int:
     services = reader = None
     try:
         environment, settings = pipeline_env(infra.up(), "bench", args, tmp)
-        services = Services(environment, tmp)
-        started = time.monotonic()
-        for stage in STAGE_NAMES:
-            services.start(stage)
-        services.wait_ready(list(STAGE_NAMES))
-        ready_s = time.monotonic() - started
+        services, ready_s = start_services(environment, tmp)
         common.log(f"services consuming after {ready_s:.0f} s")
         reader = Reader(settings)
         infra_pids = infra.pids()
