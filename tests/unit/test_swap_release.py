@@ -240,6 +240,8 @@ def test_range_generalizer(value, kind, expected):
     ("Muslim", "religion", "religious"),
     ("Kurdish", "nationality", "ethnic"),  # no country of its own: the fallback
     ("Mayor of the Dominowo Commune", "position", "mayor"),  # the office, not the commune
+    ("Vice President", "position", "official"),  # a vice president is no president
+    ("Deputy Mayor", "position", "official"),
     ("advocate", "occupation", "professional"),  # WordNet's hypernym is "person", the root: "was a person" said nothing
     ("Prime Minister", "position", "minister"),
     ("vice-president", "position", "official"),  # already bare: one step up

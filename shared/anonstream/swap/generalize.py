@@ -202,7 +202,10 @@ class DateGeneralizer(Generalizer):
         if banded != value or not _YEARS_ONLY.fullmatch(value.strip()):
             return banded
         out = _YEAR_ALONE.sub(lambda m: f"the {m.group(1)[:3]}0s", value)
-        return _SAME_DECADE_RANGE.sub(r"\1", out)
+        out = _SAME_DECADE_RANGE.sub(r"\1", out)
+        # "between 1997 and 1998" → "in the 1990s", not "between the 1990s"
+        return re.sub(r"\b([Bb])etween (the \d{3}0s)$", lambda m: ("In " if m.group(1) == "B" else "in ") + m.group(2),
+                      out)
 
 
 # Units of a duration, in years.
@@ -906,6 +909,10 @@ def article_for(noun: str) -> str:
     return "an" if noun[:1].lower() in "aeiou" else "a"
 
 
+# Words that make an office another, lower one: its head noun alone would be false of it.
+_SUBORDINATE_RANK = re.compile(r"\b(?:vice|deputy|assistant|associate|acting|under|sub|lieutenant)\b[\s-]")
+
+
 class DemographicGeneralizer(Generalizer):
     """Demographic values one step up: a nationality to its continent where countryinfo and GeoNames confirm one
     ("Danish", "French" → "European"), else to ``people`` (default "ethnic": "a Kurdish family" → "an ethnic
@@ -936,6 +943,8 @@ class DemographicGeneralizer(Generalizer):
         key = " ".join(value.split()).casefold()
         if kind == "position":
             office = position_head(value)
+            if office and _SUBORDINATE_RANK.search(key):
+                return "official"  # a vice president is no president, a deputy mayor no mayor
             if office:
                 return office if office != key else "official"
             role = business_role(value)  # "Chief Financial Officer" → "executive", "part owner" → "owner"
