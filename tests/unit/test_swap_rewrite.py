@@ -268,3 +268,17 @@ def test_a_neutral_noun_never_repeats_the_noun_after_the_value(text, expected):
     chunk = make_chunk("d1", 0, text)
     released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
     assert released.text == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("We grew our adjusted {ORG/ORG#measure:EBITDA} again.", "We grew our adjusted measure again."),
+    ("The company acquired {ORG/ORG#company:Vantor} in May.", "The company acquired the company in May."),
+])
+def test_a_neutral_noun_after_a_determiner_and_adjectives_drops_its_article(text, expected):
+    from anonstream.swap.pairing import Releaser
+    from anonstream.swap.release import DEFAULT_RELEASE
+
+    release = Release.from_dict(DEFAULT_RELEASE)
+    chunk = make_chunk("d1", 0, text)
+    released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
+    assert released.text == expected

@@ -44,6 +44,11 @@ _BARE_APOSTROPHE = re.compile(r"^['’](?![A-Za-z])")
 _ENDS_WITH_DETERMINER = re.compile(
     r"(?:^|\W)(?:the|a|an|this|that|these|those|its|his|her|their|our|my|your|whose|each|every|any|another|"
     r"no)\s+$|\w['’]s\s+$", re.I)  # a possessive is a determiner too ("Denmark's the union")
+# a determiner and one or two adjectives before the value ("our adjusted EBITDA", "the total G&A"): the value's own
+# "the" goes too ("our adjusted the measure" had read twice in 50 changed lines of earnings calls)
+_DETERMINER_AND_ADJECTIVES = re.compile(
+    r"(?:^|\W)(?:the|a|an|its|his|her|their|our|my|your)\s+(?:(?:[a-z]+(?:ed|al|ive|ous|ic|ful|able|ible|ary)|new|same|"
+    r"other|first|last|next|whole|entire|full|own)\s+){1,2}$", re.I)
 # "that" (also "this", "these", "those") before a name is a conjunction or a pronoun, not the name's determiner: "a
 # value proposition that Agilent has" → "that the company has", unless the name qualifies the next word ("that
 # Agilent product")
@@ -258,7 +263,8 @@ def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | N
         before = text[max(0, start - 9):start]
         name_after_conjunction = text[start:start + 1].isupper() and _DEMONSTRATIVE_BEFORE.search(before) \
             and not (end is not None and _qualifies_next_noun(text, end, before))
-        if first and _ENDS_WITH_DETERMINER.search(before) and not name_after_conjunction:
+        if first and (_ENDS_WITH_DETERMINER.search(before) or _DETERMINER_AND_ADJECTIVES.search(
+                text[max(0, start - 40):start])) and not name_after_conjunction:
             new_value = _STARTS_WITH_THE.sub("", new_value, count=1)
         else:
             new_value = "t" + new_value[1:]
