@@ -272,3 +272,15 @@ def test_a_neutral_noun_fits_the_words_around_it(text, expected):
     chunk = make_chunk("d1", 0, text)
     released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
     assert released.text == expected
+
+
+@pytest.mark.parametrize("text, year, expected", [
+    ("Sales rose in the {DATETIME/DATE:second quarter of 2016}.", "2016", "Sales rose in 2016."),
+    ("The {DATETIME/DATE:first half of 2017} was strong.", "2017", "2017 was strong."),
+    ("Sales rose in the {DATETIME/DATE:2016} season.", "2016", "Sales rose in the 2016 season."),  # the text's own "the"
+])
+def test_a_the_before_words_that_became_a_bare_year_goes_with_them(text, year, expected):
+    c = make_chunk("d", 0, text)
+    an = analyze(c, R)
+    plans = rewrite.plan_map([s for s in an.sites if s.category == "Date"], lambda v: year, rewrite.OP_GENERALIZE)
+    assert rewrite.apply(c.text, c.entities, plans).text == expected

@@ -56,6 +56,7 @@ _DEMONSTRATIVE_BEFORE = re.compile(r"(?:^|\W)(?:this|that|these|those)\s+$", re.
 _STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
 _ON_BEFORE = re.compile(r"\b([Oo])n +$")
 _THE_BEFORE = re.compile(r"\b[Tt]he +$")  # "the" right before a value
+_BARE_YEAR = re.compile(r"^\d{4}$")
 _GLOSS = re.compile(r"\s*\([^()]*\)$")  # a trailing parenthetical: "Zurich (Geschworenengericht)", "PKK (the ...)"
 _MONTH_OR_YEAR = re.compile(r"^(?:(?:January|February|March|April|May|June|July|August|September|October|November|"
                             r"December)(?: \d{4})?|\d{4})$")
@@ -299,13 +300,16 @@ _ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\W))([Aa])(n?) +$")
 def _lead(text: str, lo: int, start: int, old_value: str, new_value: str) -> tuple[str, str]:
     """The words right before a changed value that must change with it, as (old, new): "on 31 August 2006" ->
     "in August 2006" (a preposition before a value that became a month or a year); "an Italian" -> "a German"
-    (the indefinite article); "the Canton of Geneva" -> "Switzerland" (a "the" before a country's bare name).
+    (the indefinite article); "the Canton of Geneva" -> "Switzerland" (a "the" before a country's bare name);
+    "in the second quarter of 2016" -> "in 2016" (a "the" before a value of words that became a bare year).
     The value's own "the" ("the Netherlands") is ``_fit``'s."""
     if new_value == old_value:
         return "", ""
     before = text[lo:start]
     the = _THE_BEFORE.search(before)
     if the and is_bare_country_name(new_value):  # "of the Canton of Geneva" -> "of Switzerland", not "of the Switzerland"
+        return the.group(0), ""
+    if the and _BARE_YEAR.match(new_value) and not old_value[:1].isdigit():  # not "in the 2016"
         return the.group(0), ""
     on = _ON_BEFORE.search(before)
     if on and _MONTH_OR_YEAR.match(new_value):
