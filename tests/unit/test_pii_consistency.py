@@ -54,6 +54,12 @@ def test_known_place_and_locative_context_are_places(vetter):
     assert all("+vet:" in d.rule for d in out)
 
 
+def test_a_given_name_that_is_a_large_city_after_a_locative_is_a_place(vetter):
+    text = "We signed a lease in Austin. Austin joined us as CFO."
+    out = vetter.vet(text, [_ner_person(text, "Austin", 0), _ner_person(text, "Austin", 1)])
+    assert [d.type for d in out] == ["LOC", "PERSON"]
+
+
 def test_common_and_legal_words_are_dropped(vetter):
     text = "Article 5 of Law no. 3713 applied. A number of hearing dates were set."
     assert vetter.vet(text, [_ner_person(text, "Law"), _ner_person(text, "A", recognizer="propagation")]) == []
@@ -177,6 +183,28 @@ def test_occurrence_inside_a_longer_entity_is_masked_and_the_span_split(engine):
     assert "Polat" not in new and new.startswith("He sued [PERSON_1] Holding A.Ş. in")
     for x in applied:
         assert new[x.start : x.end] == (x.surrogate if x.surrogate is not None else x.text)
+
+
+def test_an_owner_at_the_start_of_a_longer_name_stays_part_of_it(engine):
+    registry = DocumentEntities("d")
+    ent = registry.resolve("PERSON", "Sam", "PERSON", "spacy_ner")
+    ent["identifier_type"] = "DIRECT"
+    ent["masked_surfaces"] = ["Sam"]
+    org = registry.resolve("ORG", "Sam's Club", "ORG", "spacy_ner")
+    org["identifier_type"] = "QUASI"
+    text = "Now let's turn to Sam's Club. Sam met us."
+    s = text.index("Sam's")
+    spans = [EntitySpan(s, s + 10, "ORG", "QUASI", org["id"], text[s : s + 10], subtype="ORG")]
+    out = consistent_spans(text, spans, registry, engine.masks_now)
+    assert [(text[x.start : x.end], x.type) for x in out] == [("Sam's Club", "ORG"), ("Sam", "PERSON")]
+
+
+def test_a_word_that_owns_a_longer_name_is_its_short_form(vetter):
+    text = "At Sam's Club, sales rose. Sam's also grew."
+    club = text.index("Sam's Club")
+    dets = [Detection(club, club + 10, "ORG", 0.85, "spacy_ner", "ner:ORG", subtype="ORG"),
+            _ner_person(text, "Sam", 1)]
+    assert [d.type for d in vetter.vet(text, dets)] == ["ORG", "ORG"]
 
 
 def test_partly_masked_occurrence_is_masked_as_one_span_and_no_fragment_becomes_a_surface(engine):
