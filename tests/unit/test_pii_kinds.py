@@ -41,6 +41,8 @@ from anonstream.pii.merge import split_at_line_breaks
     ("ORG", "ORG", "Airbus A350", "", "product"),  # a model designation
     ("MISC", "PRODUCT", "737", "", "product"),
     ("MISC", "EVENT", "Ebola", "", "disease"),  # WordNet: viral infection
+    ("ORG", "ORG", "HIV", "", "disease"),  # WordNet spells it in capitals
+    ("ORG", "ORG", "PIP", "", "acronym"),  # not "pip", the poultry disease WordNet spells in lower case
     ("ORG", "ORG", "Lilly", "", "organization"),  # a lone first name typed ORG: in business text a company
     ("ORG", "ORG", "Lincoln", "", "organization"),  # a first name, but a city too
     ("DEM", "OCCUPATION", "Chief Financial Officer", "", "position"),  # WordNet: corporate executive

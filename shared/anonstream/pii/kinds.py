@@ -173,9 +173,12 @@ def business_kind(surface: str, after: str = "") -> str | None:
 
 def lexical_kind(surface: str) -> str | None:
     """``measure`` or ``disease`` when WordNet knows ``surface`` as a common noun with such an ancestor
-    ("EBITDA" → income → financial gain, "influenza" → illness), else None."""
-    from .wordnet import hypernym
+    ("EBITDA" → income → financial gain, "influenza" → illness), else None. A value in capitals only where WordNet
+    spells it so ("EBITDA"; "PIP", personal injury protection, is not the poultry disease "pip")."""
+    from .wordnet import hypernym, is_abbreviation
 
+    if len(surface) > 1 and surface.isupper() and not is_abbreviation(surface):
+        return None
     ancestors = _ancestors(" ".join(surface.split()), hypernym)
     if ancestors & _MEASURE_ANCESTORS:
         return "measure"

@@ -128,6 +128,17 @@ def is_person_noun(word: str) -> bool:
     return data is not None and (int(data[1]) == LEXFILE_PERSON or "person" in data[4:4 + 2 * int(data[3], 16):2])
 
 
+@functools.lru_cache(maxsize=4096)
+def is_abbreviation(word: str) -> bool:
+    """WordNet writes ``word``'s most frequent noun sense in capitals ("EBITDA", "AIDS", "HIV"): the letters are
+    that abbreviation, not a common word read aloud in capitals ("PIP" is no "pip", the poultry disease)."""
+    data = _first_sense(word)
+    if data is None:
+        return False
+    lemmas = [re.sub(r"\(.*\)$", "", data[4 + 2 * i]) for i in range(int(data[3], 16))]
+    return any(lemma.lower() == word.lower() and lemma.isupper() for lemma in lemmas)
+
+
 def _first_sense(word: str) -> list[str] | None:
     senses = _noun_senses()
     w = word.strip().lower()
