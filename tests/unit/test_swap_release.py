@@ -32,12 +32,12 @@ def test_default_release_decisions():
     assert r.status("Person") == "U" and r.status("Event") == "G" and r.status("Date") == "G"
     assert r.status("Quantity") == "G" and r.status("Misc") == "G" and r.status("Code") == "U"
     assert (r.scope, r.protect) == ("masked", "all")
-    # no bare category placeholder in the default release: every G/S category has a readable generalizer; only a
-    # name the tagger called an organisation or a place with no kind known is suppressed ("[Name]"), since any noun
-    # may be false
-    for category in ("Event", "Product", "Demographic", "Quantity", "Misc"):
-        assert not r.generalizer(category).generalize("Xyzzy Qwert", category).startswith("[")
-    for category in ("Organization", "Location"):
+    # no bare category placeholder in the default release: every G/S category has a readable generalizer for a
+    # value of known kind; only a name of no known kind is suppressed ("[Name]"), since any noun may be false
+    for category, kind in (("Event", "event"), ("Product", "product"), ("Demographic", "occupation"),
+                           ("Quantity", "count"), ("Misc", "work")):
+        assert not r.generalizer(category).generalize("Xyzzy Qwert", category, kind).startswith("[")
+    for category in ("Organization", "Location", "Misc"):
         assert r.generalizer(category).generalize("Xyzzy Qwert", category) == "[Name]"
     assert r.generalizer("Organization").generalize("Xyzzy Bank", "Organization") == "the bank"
     assert r.to_echo() == {"schema": "release.v1", "name": "default", "version": r.version}
@@ -250,8 +250,8 @@ def test_range_generalizer(value, kind, expected):
     ("Hebrew", "language", "a language"),  # "a minority language" was false
     ("Chinese", "language", "an Asian language"),
     ("French", "nationality", "European"),  # France, not Saint Pierre and Miquelon (North America), whose demonym too
-    ("Southern", "group", "the group"),  # no nationality any source confirms: a true neutral noun, not "ethnic"
-    ("Saudi", "group", "the group"),
+    ("Southern", "group", "[Name]"),  # no nationality any source confirms: suppressed, not "ethnic" nor "the group"
+    ("Saudi", "group", "[Name]"),
     ("Chief Financial Officer", "position", "executive"),  # a role in a business: WordNet's, never another office
     ("part owner", "position", "owner"),
     ("shareholder", "position", "investor"),
@@ -263,14 +263,17 @@ def test_demographic_generalizer(value, kind, expected):
     assert build_generalizer({"name": "demographic"}).generalize(value, "Demographic", kind) == expected
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("the Marmara earthquake", "the earthquake"),
-    ("Young Communist Union", "the union"),
-    ("Expo 2000", "the expo"),
-    ("Yüksel İğdeli", "the matter"),  # no common noun to stand on
+@pytest.mark.parametrize("value, kind, expected", [
+    ("the Marmara earthquake", None, "the earthquake"),
+    ("Young Communist Union", None, "the union"),
+    ("Expo 2000", None, "the expo"),
+    ("Yüksel İğdeli", None, "[Name]"),  # no common noun to stand on: suppressed, not called "the matter"
+    ("Class A", "misc", "[Name]"),
+    ("Bad Dreams", "work", "the work"),  # a title is not built on its last word
+    ("Labor Day", "event", "the event"),
 ])
-def test_phrase_generalizer(value, expected):
-    assert build_generalizer({"name": "phrase"}).generalize(value, "Misc") == expected
+def test_phrase_generalizer(value, kind, expected):
+    assert build_generalizer({"name": "phrase"}).generalize(value, "Misc", kind) == expected
 
 
 def test_unknown_place_level_is_rejected():

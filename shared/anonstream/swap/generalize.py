@@ -922,11 +922,13 @@ class DemographicGeneralizer(Generalizer):
     owner" → "owner", "investor" → "an investor"), a language to the languages of the continent its nationality
     confirms ("German" → "a European language"; else "a language"), a religion to "religious"; a value of
     no known kind (no nationality, language or religion any source confirms: "Southern") to ``fallback`` (default
-    "the group"), never a continent or a people it may not be."""
+    "[Name]"), never a continent or a people it may not be. (The former fallback, "the group", was true of about
+    one in seven of the 73 values it stood for in the TAB train judgments, the biographies and 60 unseen earnings
+    calls: "Wolfcamp", "Permian", "Sephora", "Vedas", "gendarme station" are no groups.)"""
 
     name = "demographic"
 
-    def __init__(self, fallback: str = "the group", people: str = "ethnic"):
+    def __init__(self, fallback: str = NAME_PLACEHOLDER, people: str = "ethnic"):
         self.fallback = fallback
         self.people = people
 
@@ -965,23 +967,29 @@ class DemographicGeneralizer(Generalizer):
 
 class PhraseGeneralizer(Generalizer):
     """A name to the common noun it is built on, or to a readable word for its kind: "the Marmara earthquake" →
-    "the earthquake", "Young Communist Union" → "the union", an EVENT → "the event", a law → "the law", anything
-    else → "the " + ``fallback`` (default "matter")."""
+    "the earthquake", "Young Communist Union" → "the union", an EVENT → "the event", a law → "the law", a work
+    (a book, a film, a song: OntoNotes WORK_OF_ART) → "the work", anything else → ``fallback`` (default
+    "[Name]"). A work's title is not built on its last word ("Bad Dreams" is no dream, "Beauty & Ruin" no
+    ruin), and no narrower noun is true of every work ("the publication" was said of songs, films and shows).
+    "the matter", the former fallback, was false of most names it stood for in the 100 biographies and the
+    first 60 unseen earnings calls ("Class A" shares, "Labor Day", a cycling race, a band's label)."""
 
     name = "phrase"
-    _BY_KIND = {"event": "event", "product": "product", "law": "law", "work": "publication", "language": "language",
+    _BY_KIND = {"event": "event", "product": "product", "law": "law", "work": "work", "language": "language",
                 "measure": "measure", "segment": "segment", "period": "period", "disease": "disease", "misc": None}
 
-    def __init__(self, fallback: str = "matter"):
+    def __init__(self, fallback: str = NAME_PLACEHOLDER):
         self.fallback = fallback
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         from ..pii.wordnet import is_common_word
 
         words = re.findall(r"[^\W\d_][\w'’-]*", value)
-        if words and len(words[-1]) > 3 and is_common_word(words[-1]) and words[-1].lower() not in _NOT_HEADS:
+        if (kind != "work" and words and len(words[-1]) > 3 and is_common_word(words[-1])
+                and words[-1].lower() not in _NOT_HEADS):
             return "the " + words[-1].lower()
-        return "the " + (self._BY_KIND.get(kind or "") or self.fallback)
+        noun = self._BY_KIND.get(kind or "")
+        return f"the {noun}" if noun else self.fallback
 
 
 _NOT_HEADS = frozenset("the of and for a an in on at to by with de la".split())
