@@ -147,10 +147,11 @@ def test_figures_compared_in_one_sentence_keep_their_order():
     assert RANGE.generalize_together(["16%", "16%"], "Quantity", "percent") == ["10-20%", "10-20%"]  # equal values
 
 
-def test_figures_no_true_band_parts_get_a_relative_phrase():
-    assert RANGE.generalize_together(["16.1%", "16.0%"], "Quantity", "percent") == ["10-20%", "a lower figure"]
-    assert RANGE.generalize_together(["16.0%", "16.1%"], "Quantity", "percent") == ["10-20%", "a higher figure"]
-    assert ordered_bands([16.1, 16.0]) == [(10, 20), None]
+def test_figures_no_true_band_parts_keep_their_shared_band():
+    assert RANGE.generalize_together(["16.1%", "16.0%"], "Quantity", "percent") == ["10-20%", "10-20%"]
+    assert RANGE.generalize_together(["$4.2 million", "$4 million"], "Quantity", "money") == \
+        ["$2-5 million", "$2-5 million"]
+    assert ordered_bands([16.1, 16.0]) == [(10, 20), (10, 20)]
 
 
 @settings(max_examples=200, deadline=None)

@@ -734,8 +734,10 @@ def ordered_bands(values: list[float], kind: str | None = None) -> list[tuple[fl
     """Bands for figures compared in one sentence that keep their order: each value's ``value_range``; where two
     different values share it ("to 16% from 12%": both 10-20), the values of that band get equal-width steps of the
     widest 1-2-5 width that parts them (10-15 and 15-20), still at least twice their written precision and
-    inside the shared band, so every band stays true and a larger value never gets a lower band. None for a value
-    that no such step parts from the first value of its band (it gets a relative phrase instead)."""
+    inside the shared band, so every band stays true and a larger value never gets a lower band. Values no such
+    step parts keep the shared band: their order is lost, but the text stays true and readable (a relative
+    phrase, "compared to a lower figure or a higher figure of revenue", was tried: 23 of them in 60 earnings calls
+    read as noise)."""
     bands: list[tuple[float, float] | None] = [value_range(v, kind) for v in values]
     groups: dict[tuple[float, float], list[int]] = {}
     for i, band in enumerate(bands):
@@ -752,11 +754,6 @@ def ordered_bands(values: list[float], kind: str | None = None) -> list[tuple[fl
                 for i in members:
                     bands[i] = tuple(round(b, 12) for b in steps[values[i]])
                 break
-        else:
-            first = values[members[0]]
-            for i in members:
-                if values[i] != first:
-                    bands[i] = None
     return bands
 
 
@@ -802,24 +799,15 @@ class RangeGeneralizer(Generalizer):
 
     def generalize_together(self, values: list[str], category: str, kind: str | None = None,
                             country: str | None = None) -> list[str]:
-        """``values`` of one kind compared in one sentence, in text order: bands that keep their order
-        (``ordered_bands``); a value no true band parts from an earlier one becomes "a lower figure" or "a higher
-        figure" than it."""
+        """``values`` of one kind compared in one sentence, in text order: bands that keep their order where a true
+        band parts them (``ordered_bands``)."""
         leads = [_amounts(v) for v in values]
         comparable = [i for i, a in enumerate(leads) if len(a) == 1 and a[0][2] == a[0][3] and a[0][2] > 0
                       and _said(values[i], a[0][0]) not in _AT_MOST | _AT_LEAST]
         read = {i: leads[i][0][2] * (1 - 1e-9 if _said(values[i], leads[i][0][0]) in _JUST_BELOW else 1)
                 for i in comparable}
         bands = dict(zip(comparable, ordered_bands([read[i] for i in comparable], kind)))
-        out = []
-        for i, (value, amounts) in enumerate(zip(values, leads)):
-            if i in bands and bands[i] is None:
-                first = next(read[j] for j in comparable if bands[j] is not None
-                             and value_range(read[j], kind) == value_range(read[i], kind))
-                out.append("a lower figure" if read[i] < first else "a higher figure")
-            else:
-                out.append(self._banded(value, amounts, kind, bands.get(i)))
-        return out
+        return [self._banded(value, amounts, kind, bands.get(i)) for i, (value, amounts) in enumerate(zip(values, leads))]
 
     def _banded(self, value: str, amounts: list[tuple[int, int, float, float]], kind: str | None,
                 band: tuple[float, float] | None) -> str:
