@@ -148,8 +148,10 @@ def test_a_list_of_years_goes_to_decades(value, step):
     ("the decline continued after ", "2016", "2010"),  # "after the 2010s" would start in 2020: false
     ("a year after ", "2010", "2000"),
     ("expected to close before ", "2016", "2020"),
-    ("the option runs until ", "2021", "2021"),  # "until 2030" would claim more: no rounder year is true
-    ("flexibility going through ", "2017", "2017"),
+    ("the option runs until ", "2021", "the early 2020s"),  # "until 2030" would claim more: the decade's part
+    ("serving as Chief of Staff until ", "2008", "the late 2000s"),
+    ("complete by ", "2015", "the mid 2010s"),
+    ("flexibility going through ", "2017", "2017"),  # "through the late 2010s" reads to 2019
     ("sales grew in ", "2016", "the 2010s"),
     ("our Q1 ", "2017", "2017"),
 ])

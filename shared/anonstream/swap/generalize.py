@@ -170,8 +170,10 @@ class DateGeneralizer(Generalizer):
     def in_context(self, before: str, value: str, generalized: str) -> str:
         """A year bounding a time that the tagger took without its preposition: a decade would make it false
         ("after the 2010s" starts in 2020). After "after" or "before" the bound moves outwards to a round year that
-        keeps it true ("after 2016" → "after 2010", "before 2016" → "before 2020"); after "until", "through" or "by"
-        no rounder year is true ("flexibility through 2017" is not "through 2020"), so the year stays."""
+        keeps it true ("after 2016" → "after 2010", "before 2016" → "before 2020"). After "until", "till" or "by"
+        no rounder year is true ("until 2030" claims more), but the part of the decade the bound lies in is: "until
+        2008" → "until the late 2000s" (early: years 0-3, mid: 4-6, late: 7-9). After "through" even that would
+        claim more ("through the late 2010s" reads to its end), so the year stays."""
         year = _BOUNDED_YEAR.fullmatch(value.strip()) if self.level == "step" else None
         bound = _BOUND_BEFORE.search(before) if year else None
         if bound is None:
@@ -182,6 +184,9 @@ class DateGeneralizer(Generalizer):
             return str(decade if decade < n else decade - 10)
         if word == "before" or word.startswith("prior"):
             return str(decade + 10)
+        if word in ("until", "till", "by"):
+            part = "early" if n % 10 <= 3 else "mid" if n % 10 <= 6 else "late"
+            return f"the {part} {decade}s"
         return value
 
     def _step(self, value: str) -> str:
