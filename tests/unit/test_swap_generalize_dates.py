@@ -147,6 +147,7 @@ def test_a_list_of_years_goes_to_decades(value, step):
 @pytest.mark.parametrize("before, value, expected", [
     ("the decline continued after ", "2016", "2010"),  # "after the 2010s" would start in 2020: false
     ("a year after ", "2010", "2000"),
+    ("visibility beyond ", "2015", "2010"),  # "beyond the 2010s" would start in 2020
     ("expected to close before ", "2016", "2020"),
     ("the option runs until ", "2021", "the early 2020s"),  # "until 2030" would claim more: the decade's part
     ("serving as Chief of Staff until ", "2008", "the late 2000s"),

@@ -163,7 +163,8 @@ def test_ordered_bands_are_true_and_keep_the_order(values):
             assert band[0] <= v < band[1] + 1e-9
     for (v, a), (w, b) in ((p, q) for p in zip(values, bands) for q in zip(values, bands)):
         if a is not None and b is not None and v < w:
-            assert a[1] <= b[0] + 1e-9, (values, bands)  # a larger value never gets a lower or the same band
+            # a larger value never gets a lower band; the same band only where no true step parts them
+            assert a[1] <= b[0] + 1e-9 or a == b, (values, bands)
 
 
 def test_the_released_chunk_keeps_the_order_of_the_figures_of_each_sentence():
@@ -174,3 +175,8 @@ def test_the_released_chunk_keeps_the_order_of_the_figures_of_each_sentence():
                                 " Churn was {QUANTITY/PERCENT#percent:12%}.")
     released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
     assert released.text == "Margin increased to 15-20% from 10-15%. Churn was 10-20%."
+
+
+def test_a_whole_share_is_banded_below_its_whole():
+    assert RANGE.generalize("100%", "Quantity", "percent") == "50-100%"  # not 100-200%: no share exceeds the whole
+    assert RANGE.generalize("99%", "Quantity", "percent") == "90-100%"

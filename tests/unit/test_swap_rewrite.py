@@ -162,6 +162,8 @@ def test_the_indefinite_article_follows_the_new_value():
     ("It grew. Several", 9, "several co-accused", "Several co-accused"),
     ("approx. 2,500 euros", 8, "between 2,000 and 5,000 euros", "between 2,000 and 5,000 euros"),  # abbreviation
     ("Series A no. 44", 13, "the matter", "the matter"),
+    ("a share of adjusted EBITDA", 20, "the measure", "measure"),  # a preposition and an adjective
+    ("at the 2011 World Championships", 12, "the championships", "championships"),  # after the (changed) year
 ])
 def test_a_generalized_phrase_fits_its_left_edge(text, start, value, expected):
     from anonstream.swap.rewrite import _fit
@@ -278,6 +280,9 @@ def test_a_neutral_noun_fits_the_words_around_it(text, expected):
     ("Sales rose in the {DATETIME/DATE:second quarter of 2016}.", "2016", "Sales rose in 2016."),
     ("The {DATETIME/DATE:first half of 2017} was strong.", "2017", "2017 was strong."),
     ("Sales rose in the {DATETIME/DATE:2016} season.", "2016", "Sales rose in the 2016 season."),  # the text's own "the"
+    ("It is close to the {DATETIME/DATE:second-quarter 2015} amount.", "2015", "It is close to the 2015 amount."),
+    ("Debt was low at the {DATETIME/DATE:end of 2014}.", "2014", "Debt was low in 2014."),
+    ("Debt was low at {DATETIME/DATE:the end of 2014}.", "2014", "Debt was low in 2014."),
 ])
 def test_a_the_before_words_that_became_a_bare_year_goes_with_them(text, year, expected):
     c = make_chunk("d", 0, text)

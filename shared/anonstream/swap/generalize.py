@@ -180,7 +180,7 @@ class DateGeneralizer(Generalizer):
             return super().in_context(before, value, generalized)
         n, decade = int(year.group(0)), int(year.group(0)) // 10 * 10
         word = bound.group(1).lower()
-        if word in ("after", "post"):
+        if word in ("after", "post", "beyond"):
             return str(decade if decade < n else decade - 10)
         if word == "before" or word.startswith("prior"):
             return str(decade + 10)
@@ -311,7 +311,7 @@ def band_durations(value: str) -> str:
 
 
 _BOUNDED_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
-_BOUND_BEFORE = re.compile(r"\b(after|post|before|until|till|by|prior\s+to|through)\s*$", re.I)
+_BOUND_BEFORE = re.compile(r"\b(after|post|beyond|before|until|till|by|prior\s+to|through)\s*$", re.I)
 _YEAR_ALONE = re.compile(r"(?<![\d'’-])(1[5-9]\d\d|20\d\d)(?![\d'’-]|s\b)")
 # "from the 1990s to the 1990s" → "from the 1990s"; "the 1960s, the 1960s and the 1960s" → "the 1960s"
 _SAME_DECADE_RANGE = re.compile(r"(the \d{3}0s)(?:\s*(?:,\s*(?:and\s+)?|to|and|until|-|–)\s*\1)+")
@@ -712,9 +712,12 @@ def _mantissa(x: float) -> tuple[float, int]:
 def value_range(x: float, kind: str | None) -> tuple[float, float] | None:
     """The band [lo, hi) around ``x`` at its own scale (SDC global recoding, ARX-style intervals): ages by
     decade, values from 10 to 100 by tens, any other by 1-2-5 steps of its order of magnitude ("$0.017" →
-    0.01-0.02, "2.5%" → 2-5, "1.2 billion" → 1-2 billion); None for zero or less."""
+    0.01-0.02, "2.5%" → 2-5, "1.2 billion" → 1-2 billion); None for zero or less. A percentage of 100 or less
+    stays at most 100 ("100% owned" → 50-100, not 100-200: no share exceeds the whole)."""
     if x <= 0:
         return None
+    if kind == "percent" and x == 100:
+        return (50, 100)  # its top included
     if kind == "age" or 10 <= x < 100:
         lo = 10 * int(x // 10)
         return (lo, lo + 10)

@@ -44,19 +44,23 @@ _BARE_APOSTROPHE = re.compile(r"^['’](?![A-Za-z])")
 _ENDS_WITH_DETERMINER = re.compile(
     r"(?:^|\W)(?:the|a|an|this|that|these|those|its|his|her|their|our|my|your|whose|each|every|any|another|"
     r"no)\s+$|\w['’]s\s+$", re.I)  # a possessive is a determiner too ("Denmark's the union")
-# a determiner and one or two adjectives before the value ("our adjusted EBITDA", "the total G&A"): the value's own
+# a determiner, or a preposition, and one or two adjectives before the value ("our adjusted EBITDA", "the total G&A",
+# "of adjusted EBITDA"): the value's own
 # "the" goes too ("our adjusted the measure" had read twice in 50 changed lines of earnings calls)
 _DETERMINER_AND_ADJECTIVES = re.compile(
-    r"(?:^|\W)(?:the|a|an|its|his|her|their|our|my|your)\s+(?:(?:[a-z]+(?:ed|al|ive|ous|ic|ful|able|ible|ary)|new|same|"
-    r"other|first|last|next|whole|entire|full|own)\s+){1,2}$", re.I)
+    r"(?:^|\W)(?:the|a|an|its|his|her|their|our|my|your|of|in|for|on|with|from|at|by)\s+(?:(?:[a-z]+(?:ed|al|ive|ous|ic|ful|"
+    r"able|ible|ary)|new|same|other|first|last|next|whole|entire|full|own)\s+){1,2}$", re.I)
 # "that" (also "this", "these", "those") before a name is a conjunction or a pronoun, not the name's determiner: "a
 # value proposition that Agilent has" → "that the company has", unless the name qualifies the next word ("that
 # Agilent product")
 _DEMONSTRATIVE_BEFORE = re.compile(r"(?:^|\W)(?:this|that|these|those)\s+$", re.I)
 _STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
 _ON_BEFORE = re.compile(r"\b([Oo])n +$")
+_AT_BEFORE = re.compile(r"\b([Aa])t +$")  # "at the end of 2014" -> "in 2014", not "at 2014"
+_AT_OR_ON_THE = re.compile(r"\b([AaOo])[tn] +[Tt]he +$")
 _THE_BEFORE = re.compile(r"\b[Tt]he +$")  # "the" right before a value
 _BARE_YEAR = re.compile(r"^\d{4}$")
+_YEAR_BEFORE = re.compile(r"\b\d{4}\s+$")  # "the 2011 World Championships": the year is the name's determiner
 _GLOSS = re.compile(r"\s*\([^()]*\)$")  # a trailing parenthetical: "Zurich (Geschworenengericht)", "PKK (the ...)"
 _MONTH_OR_YEAR = re.compile(r"^(?:(?:January|February|March|April|May|June|July|August|September|October|November|"
                             r"December)(?: \d{4})?|\d{4})$")
@@ -251,7 +255,8 @@ def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | N
     """Small fixes at the edges of a value placed over ``text[start:end]``: a country that takes the place of a
     name used as a modifier reads as its adjective ("the Bochum public prosecutor" -> "the German public
     prosecutor", not "the Germany public prosecutor"); a leading "the" of the value dropped after a determiner
-    in the text ("his the company"), a "that" before a name being none ("that Agilent has" -> "that the company
+    in the text ("his the company") or a year ("the 2011 World Championships" -> "the 2010s championships", not
+    "the 2010s the championships"), a "that" before a name being none ("that Agilent has" -> "that the company
     has"); a lower-case value capitalized at a sentence start only."""
     if end is not None and _THE_BEFORE.search(text[max(0, start - 9):start]) and _modifies_next_word(text, end):
         new_value = country_adjective(new_value) or new_value
@@ -264,7 +269,7 @@ def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | N
         before = text[max(0, start - 9):start]
         name_after_conjunction = text[start:start + 1].isupper() and _DEMONSTRATIVE_BEFORE.search(before) \
             and not (end is not None and _qualifies_next_noun(text, end, before))
-        if first and (_ENDS_WITH_DETERMINER.search(before) or _DETERMINER_AND_ADJECTIVES.search(
+        if first and (_ENDS_WITH_DETERMINER.search(before) or _YEAR_BEFORE.search(before) or _DETERMINER_AND_ADJECTIVES.search(
                 text[max(0, start - 40):start])) and not name_after_conjunction:
             new_value = _STARTS_WITH_THE.sub("", new_value, count=1)
         else:
@@ -297,11 +302,12 @@ _AN_DESPITE_H = ("hour", "honest", "honor", "honour", "heir")
 _ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\W))([Aa])(n?) +$")
 
 
-def _lead(text: str, lo: int, start: int, old_value: str, new_value: str) -> tuple[str, str]:
+def _lead(text: str, lo: int, start: int, old_value: str, new_value: str, end: int) -> tuple[str, str]:
     """The words right before a changed value that must change with it, as (old, new): "on 31 August 2006" ->
     "in August 2006" (a preposition before a value that became a month or a year); "an Italian" -> "a German"
     (the indefinite article); "the Canton of Geneva" -> "Switzerland" (a "the" before a country's bare name);
-    "in the second quarter of 2016" -> "in 2016" (a "the" before a value of words that became a bare year).
+    "in the second quarter of 2016" -> "in 2016" (a "the" before a value of words that became a bare year, unless
+    the value qualifies the next word), "at the end of 2014" -> "in 2014".
     The value's own "the" ("the Netherlands") is ``_fit``'s."""
     if new_value == old_value:
         return "", ""
@@ -309,8 +315,14 @@ def _lead(text: str, lo: int, start: int, old_value: str, new_value: str) -> tup
     the = _THE_BEFORE.search(before)
     if the and is_bare_country_name(new_value):  # "of the Canton of Geneva" -> "of Switzerland", not "of the Switzerland"
         return the.group(0), ""
-    if the and _BARE_YEAR.match(new_value) and not old_value[:1].isdigit():  # not "in the 2016"
-        return the.group(0), ""
+    if the and _BARE_YEAR.match(new_value) and not old_value[:1].isdigit() and not _modifies_next_word(text, end):
+        at = _AT_OR_ON_THE.search(before)  # "at the end of 2014" -> "in 2014"
+        if at:
+            return at.group(0), ("I" if at.group(1).isupper() else "i") + "n "
+        return the.group(0), ""  # not "in the 2016"; but "the second-quarter 2015 amount" keeps its "the"
+    at = _AT_BEFORE.search(before)
+    if at and _MONTH_OR_YEAR.match(new_value) and not old_value[:1].isdigit():  # "at [the end of 2014]"
+        return at.group(0), ("I" if at.group(1).isupper() else "i") + "n "
     on = _ON_BEFORE.search(before)
     if on and _MONTH_OR_YEAR.match(new_value):
         old = on.group(0)
@@ -349,7 +361,7 @@ def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewri
             values = [_fit(text, m.start, v, end=m.end) for m, v in zip(ms, plan.values)]
         else:
             values = [_fit(text, start, v, first=(i == 0)) for i, v in enumerate(plan.values)]
-        lead_old, lead_new = _lead(text, max(cursor, start - 6), start, ms[0].value, values[0])
+        lead_old, lead_new = _lead(text, max(cursor, start - 9), start, ms[0].value, values[0], ms[0].end)
         pieces.append(text[cursor:start - len(lead_old)])
         pieces.append(lead_new)
         new_start = start + shift - len(lead_old) + len(lead_new)
