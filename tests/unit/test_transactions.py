@@ -140,7 +140,7 @@ def test_commit_is_produce_then_offsets_then_commit_per_partition():
     for partition, keys, offset in ((0, ["a"], 18), (1, [], 3)):
         txn = f"p.pii.eos.t.{partition}"
         assert [e for e in log if e[1] == txn] == [("begin", txn), ("send", txn, keys),
-                                                   ("offsets", txn, {partition: offset}, "p.pii"),
+                                                   ("offsets", txn, {partition: (offset, "")}, "p.pii"),
                                                    ("commit", txn)]
     assert listener.transactions == 2
 
