@@ -5,7 +5,11 @@ ingest stage (documents -> chunks: no model to load, the same service shell as e
   hook ANONSTREAM_TEST_CRASH_BEFORE_COMMIT exits like kill -9 at that point), restarted: a read_committed consumer
   sees every chunk exactly once, while a read_uncommitted one sees the dead attempt's records too;
 * two instances under load, one killed with SIGKILL and restarted: its partitions move to the other instance and
-  back (its open transactions aborted by the new owner's fencing), still every chunk exactly once.
+  back (its open transactions aborted by the new owner's fencing), still every chunk exactly once;
+* the swap stage, whose outputs of claims wait in its Redis outbox until acknowledged: a service that dies after its
+  transactions committed and before the acknowledgement (ANONSTREAM_TEST_CRASH_AFTER_COMMIT), restarted, and a second
+  instance beside it: every sanitized chunk exactly once (the outbox is resolved by the committed offsets, not
+  re-emitted), the chunks left waiting released by the wait bound in transactions too.
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from anonstream.config import Settings
 from anonstream.records import Document
 from anonstream.runtime import launch
 from anonstream.runtime.kafka import create_topics
-from anonstream.runtime.transactions import CRASH_BEFORE_COMMIT_ENV
+from anonstream.runtime.transactions import CRASH_AFTER_COMMIT_ENV, CRASH_BEFORE_COMMIT_ENV
 from anonstream.stages.ingest import IngestStage
 
 pytestmark = pytest.mark.integration
@@ -53,8 +57,9 @@ async def _produce(settings: Settings, docs: list[dict], rate_per_s: float | Non
         await producer.stop()
 
 
-async def _read(settings: Settings, isolation: str, until: int, timeout_s: float, linger_s: float) -> Counter:
-    consumer = AIOKafkaConsumer(topics.name(topics.CHUNKS, settings.topic_prefix),
+async def _read(settings: Settings, isolation: str, until: int, timeout_s: float, linger_s: float,
+                topic=topics.CHUNKS) -> Counter:
+    consumer = AIOKafkaConsumer(topics.name(topic, settings.topic_prefix),
                                 bootstrap_servers=settings.bootstrap, group_id=None,
                                 auto_offset_reset="earliest", isolation_level=isolation)
     await consumer.start()
@@ -78,13 +83,13 @@ async def _read(settings: Settings, isolation: str, until: int, timeout_s: float
     return seen
 
 
-def _wait_consuming(log_path, timeout_s: float = 60) -> None:
+def _wait_consuming(log_path, timeout_s: float = 60, stage: str = "ingest") -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if log_path.exists() and launch.is_consuming(log_path.read_text(errors="replace"), "ingest"):
+        if log_path.exists() and launch.is_consuming(log_path.read_text(errors="replace"), stage):
             return
         time.sleep(0.2)
-    raise AssertionError(f"ingest did not start: {log_path.read_text(errors='replace')[-2000:]}")
+    raise AssertionError(f"{stage} did not start: {log_path.read_text(errors='replace')[-2000:]}")
 
 
 def _env(kafka_bootstrap: str, redis_url: str, tag: str) -> tuple[dict, Settings]:
@@ -144,6 +149,67 @@ def test_two_instances_one_killed_and_restarted_every_chunk_once(kafka_bootstrap
         asyncio.run(load_and_kill())
         # the killed member's partitions wait for its session to expire (30 s), then move
         committed = asyncio.run(_read(settings, "read_committed", len(expected), timeout_s=150, linger_s=3))
+        assert all(p.poll() is None for p in processes), [log.read_text(errors="replace")[-2000:] for log in logs]
+    finally:
+        launch.stop_services(processes)
+    assert set(committed) == expected
+    assert {k: n for k, n in committed.items() if n != 1} == {}
+
+
+ORGS = ["Siemens", "ARM", "Bosch", "Nokia", "Philips", "Ericsson", "Airbus", "Volvo", "Lego", "Maersk"]
+PLACES = ["Texas", "Denmark", "Chile", "Ohio", "Norway", "Peru", "Kenya", "Japan", "Spain", "Iceland"]
+
+
+def _clustered_chunks(n: int) -> list[dict]:
+    """Clustered chunks of ``n`` documents that pair with each other in the swap stage (one pool, distinct values)."""
+    from anonstream.swap.testing import make_chunk
+
+    out = []
+    for i in range(n):
+        chunk = make_chunk(f"swap-{i}", 0, f"{{ORG:{ORGS[i % 10]}{i}}} opened an office in "
+                                            f"{{LOC/GPE:{PLACES[(i * 3) % 10]}}} in {{DATETIME/DATE:May {1950 + i}}}.")
+        wire = chunk.to_wire()
+        wire["embedding"] = {"model": "test", "dim": 2, "vector": [0.6, 0.8]}
+        out.append(wire)
+    return out
+
+
+async def _produce_chunks(settings: Settings, chunks: list[dict]) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap, acks="all")
+    await producer.start()
+    try:
+        name = topics.name(topics.CHUNKS_CLUSTERED, settings.topic_prefix)
+        for chunk in chunks:
+            await producer.send(name, orjson.dumps(chunk), key=f"{chunk['doc_id']}|0".encode())
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+def test_swap_outbox_after_a_crash_between_commit_and_ack_is_not_emitted_again(kafka_bootstrap, redis_url,
+                                                                                 tmp_path):
+    """Before the outbox was resolved by the committed offsets, the restarted instance re-emitted every output of the
+    dead one's last batch (committed already): each of them twice at a read_committed consumer."""
+    env, settings = _env(kafka_bootstrap, redis_url, "eos-swap")
+    chunks = _clustered_chunks(80)
+    expected = {(c["doc_id"], 0) for c in chunks}
+    asyncio.run(_produce_chunks(settings, chunks[:60]))  # all there before the service starts: one batch
+    logs = [tmp_path / "swap-0.log", tmp_path / "swap-1.log"]
+    crashing = launch.start_service("swap", {**env, CRASH_AFTER_COMMIT_ENV: "1"}, logs[0], instance=0)
+    try:
+        assert crashing.wait(timeout=120) == 137, logs[0].read_text(errors="replace")[-2000:]
+    finally:
+        if crashing.poll() is None:
+            crashing.kill()
+    assert "exiting after the commit" in logs[0].read_text(errors="replace")
+    processes = [launch.start_service("swap", env, logs[i], instance=i) for i in range(2)]
+    try:
+        for log_path in logs:
+            _wait_consuming(log_path, stage="swap")
+        asyncio.run(_produce_chunks(settings, chunks[60:]))  # new input: the instances' first batches
+        # paired chunks at once; those left waiting after the wait bound (30 s)
+        committed = asyncio.run(_read(settings, "read_committed", len(expected), timeout_s=150, linger_s=5,
+                                      topic=topics.CHUNKS_SANITIZED))
         assert all(p.poll() is None for p in processes), [log.read_text(errors="replace")[-2000:] for log in logs]
     finally:
         launch.stop_services(processes)

@@ -170,3 +170,23 @@ def test_replacement_memory_is_shared_by_workers_and_the_first_release_decides(r
     out.extend(worker.drain())
     assert out.chunks[0].text == "He moved back to Izmir."
     client.close()
+
+
+def test_exactly_once_outboxes_are_per_partition_and_resolved_by_committed_offset(redis_target, tenant):
+    """With exactly-once, a claim goes to its input partition's outbox (same slot as the pools), and only that
+    partition's owner resolves it: forgotten once its offset is committed, handed back with its record otherwise."""
+    client = redis_target.connect()
+    store = RedisSwapPoolStore(client, tenant)
+    for cid in ("a", "b"):
+        assert store.add("p", PoolEntry(cid, cid, True, "rare", "j", "u", ["x"], 1.0, 1), {"doc_id": cid}, 60)
+    assert store.claim("p", ["a"], ["z"], "i:7:aa", {"chunks": [], "log": []}, 60, box="chunks.clustered|3")
+    assert not store.claim("p", ["b"], ["z"], "i:8:bb", {"chunks": [], "log": []}, 60, box="chunks.clustered|3")
+    assert store.outbox() == [] and [t for t, _ in store.outbox("chunks.clustered|3")] == ["i:7:aa"]
+    worker = Service(redis_target, tenant)
+    assert list(worker.processor.owed("chunks.clustered|3")) == [7]
+    assert worker.processor.resolve("chunks.clustered|3", 7, "") == []  # offset 7 not committed: kept
+    assert len(store.outbox("chunks.clustered|3")) == 1
+    assert worker.processor.resolve("chunks.clustered|3", 8, "") == []  # committed: forgotten
+    assert store.outbox("chunks.clustered|3") == []
+    worker.stop()
+    client.close()

@@ -140,7 +140,7 @@ def test_commit_is_produce_then_offsets_then_commit_per_partition():
     for partition, keys, offset in ((0, ["a"], 18), (1, [], 3)):
         txn = f"p.pii.eos.t.{partition}"
         assert [e for e in log if e[1] == txn] == [("begin", txn), ("send", txn, keys),
-                                                   ("offsets", txn, {partition: offset}, "p.pii"),
+                                                   ("offsets", txn, {partition: (offset, "")}, "p.pii"),
                                                    ("commit", txn)]
     assert listener.transactions == 2
 
@@ -200,3 +200,48 @@ def test_rewind_seeks_owned_partitions_back_to_their_committed_offsets():
 
     asyncio.run(run())
     assert listener.consumer.seeks == [(0, 17)] and beginnings == [1]
+
+
+class FlakyTxnProducer(FakeTxnProducer):
+    """Its first transaction times out in the send (a broker restarting); later producers work."""
+
+    made = 0
+
+    def __init__(self, txn_id, log, committed_by_first=None):
+        super().__init__(txn_id, log)
+        FlakyTxnProducer.made += 1
+        self.first = FlakyTxnProducer.made == 1
+        self.committed_by_first = committed_by_first
+
+    def _step(self, name, *args):
+        self.log.append((name, self.txn_id, *args))
+        if name == "send" and self.first:
+            from aiokafka.errors import KafkaTimeoutError
+            raise KafkaTimeoutError()
+
+
+@pytest.mark.parametrize("had_committed", [False, True])
+def test_a_transaction_timing_out_is_retried_with_a_new_producer_unless_it_had_committed(had_committed):
+    log = []
+    FlakyTxnProducer.made = 0
+    listener = PartitionProducers(lambda txn_id: FlakyTxnProducer(txn_id, log), "p", "pii", "p.pii")
+    t0 = TopicPartition("t", 0)
+    listener.consumer = FakeConsumer({t0: 17})
+
+    async def run():
+        await listener.on_partitions_assigned({t0})
+        if had_committed:  # the renewed producer finds the offset committed (the EndTxn's answer was lost)
+            listener.consumer._committed[t0] = 18
+        log.clear()
+        await listener.commit({t0: [_emit("a")]}, {t0: 18}, _produce)
+
+    asyncio.run(run())
+    txn = "p.pii.eos.t.0"
+    assert log[:3] == [("begin", txn), ("send", txn, ["a"]), ("abort", txn)]
+    assert ("stop", txn) in log and log.count(("init", txn)) == 1  # a new producer with the same id: fences
+    if had_committed:
+        assert ("commit", txn) not in log  # not sent twice
+    else:
+        assert log[-4:] == [("begin", txn), ("send", txn, ["a"]), ("offsets", txn, {0: (18, "")}, "p.pii"),
+                            ("commit", txn)]
+    assert listener.retries == 1 and listener.committed[t0] == (18, "") and listener.transactions == 1

@@ -124,6 +124,7 @@ class StageService:
         producer = kafka.producer(self.settings)
         transactions = None
         if self.transactional:
+            self.stage.exactly_once = True  # the stage's outputs commit in transactions (Stage.exactly_once)
             consumer = kafka.consumer(self.settings, [], group)
             transactions = PartitionProducers(
                 lambda txn_id: kafka.producer(self.settings, transactional_id=txn_id,
@@ -161,7 +162,14 @@ class StageService:
                         await transactions.rewind(batches)        # from the committed offsets (transactions.py)
                         batches = {}
                 try:
-                    store_down = not await self._batch(consumer, producer, transactions, batches)
+                    store_down = False
+                    if transactions is not None and transactions.unresolved:
+                        # newly owned partitions: the stage resolves what it holds for them before anything commits
+                        store_down = not await self._resolve(transactions)
+                        if store_down:
+                            await transactions.rewind(batches)
+                    if not store_down:
+                        store_down = not await self._batch(consumer, producer, transactions, batches)
                 finally:
                     if transactions is not None:
                         transactions.in_flight.release()
@@ -179,6 +187,9 @@ class StageService:
                     await self._produce(producer, ticked)  # not bound to input offsets: no transaction
                     await self._produced_retrying(ticked)
                     self.metrics.observe_records(produced=len(ticked))
+                    if transactions is not None:
+                        async with transactions.in_flight:
+                            await self._bound_tick(transactions, now)
                     await self._measure_lag(consumer)
                 if now - last_stats >= STATS_EVERY_S:
                     last_stats = now
@@ -232,6 +243,45 @@ class StageService:
         self.metrics.observe_batch(time.monotonic() - started, len(messages), len(handled.emits),
                                    len(handled.dead_letters))
         return True
+
+    async def _resolve(self, transactions: PartitionProducers) -> bool:
+        """``Stage.assigned`` for the partitions assigned since the last batch (caller holds ``in_flight``), and the
+        transactions it asks for. False: the store was unavailable; they stay unresolved (nothing is processed)."""
+        tps = sorted(transactions.unresolved)
+        committed = {(tp.topic, tp.partition): transactions.committed[tp] for tp in tps}
+        try:
+            bound = await asyncio.get_running_loop().run_in_executor(None, self.driver.assigned, committed)
+        except StoreUnavailable as exc:
+            log.warning("service %s: store unavailable (%s) resolving assigned partitions; retrying",
+                        self.stage.name, exc)
+            return False
+        await self._commit_bound(transactions, bound)
+        transactions.unresolved.difference_update(tps)
+        return True
+
+    async def _bound_tick(self, transactions: PartitionProducers, now: float) -> None:
+        """Time-driven outputs bound to owned partitions (``Stage.bound_tick``), each in a transaction of its
+        partition (caller holds ``in_flight``)."""
+        owned = {(tp.topic, tp.partition): offset for tp, (offset, _) in transactions.committed.items()
+                 if offset is not None and tp in transactions.producers and tp not in transactions.unresolved}
+        if not owned:
+            return
+        try:
+            bound = await asyncio.get_running_loop().run_in_executor(None, self.driver.bound_tick, now, owned)
+        except StoreUnavailable as exc:
+            log.warning("service %s: store unavailable (%s); bound tick skipped", self.stage.name, exc)
+            return
+        await self._commit_bound(transactions, bound)
+
+    async def _commit_bound(self, transactions: PartitionProducers, bound) -> None:
+        from aiokafka import TopicPartition
+
+        for (topic, partition), runs in bound.items():
+            tp = TopicPartition(topic, partition)
+            for emits, metadata in runs:
+                await transactions.commit_bound(tp, emits, metadata, self._produce)
+                await self._produced_retrying(emits)
+                self.metrics.observe_records(produced=len(emits))
 
     def _ingested_at_of(self, record) -> int | None:
         """The record's ingest time: its header, or on the documents topic its own Kafka timestamp."""

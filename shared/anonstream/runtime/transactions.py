@@ -35,18 +35,32 @@ they would be read again from there: a duplicate), or after it (dropped without 
 seen in the first test runs). The records are read again from the committed offsets, by this instance or the
 partition's new owner.
 
-Time-driven outputs (``Stage.tick``: dead letters of incomplete documents, snapshots) are not bound to input
-offsets; they go through the shell's ordinary idempotent producer (not transactional records are visible to
-``read_committed`` consumers at once).
+Every commit carries a metadata string with the offset (``""`` for a batch). A stage that keeps outputs outside
+Kafka until they are committed (the swap stage's outbox) resolves them by it: ``committed`` holds each owned
+partition's committed offset and metadata as read after fencing (``on_partitions_assigned``) and as committed since;
+``unresolved`` the newly assigned partitions the shell still has to hand to ``Stage.assigned`` before it commits
+anything for them; ``commit_bound`` runs a transaction of one partition without input (its committed offset again,
+with the stage's metadata: time-driven outputs bound to a partition, ``Stage.bound_tick``). Other time-driven outputs
+(``Stage.tick``: dead letters of incomplete documents, snapshots) are not bound to input offsets; they go through
+the shell's ordinary idempotent producer (not transactional records are visible to ``read_committed`` consumers at
+once).
+
+A transaction that fails on a timeout or a lost connection (a broker restart) is not fatal: the partition's producer
+is replaced by a new one with the same transactional id (its initialization aborts or completes the open
+transaction), the committed offset is read again, and if it is not the one the transaction was committing (with its
+metadata), the same outputs and offset are sent in a new transaction; for up to ``TRANSACTION_RETRY_S``. A fenced
+producer (another instance owns the partition now) is fatal: the service stops.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
+import time
 from typing import Awaitable, Callable, Mapping, Sequence
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import InvalidProducerEpoch, KafkaError, KafkaTimeoutError, ProducerFenced
 
 from ..stages.base import Emit
 
@@ -56,6 +70,11 @@ TRANSACTION_TIMEOUT_MS = 60_000  # the broker aborts a transaction left open thi
 # Test hook: the service exits (os._exit, like kill -9) in its Nth transactional batch after the outputs were sent
 # and the offsets added to the transaction, before the commit (tests/integration/test_exactly_once.py).
 CRASH_BEFORE_COMMIT_ENV = "ANONSTREAM_TEST_CRASH_BEFORE_COMMIT"
+# Test hook: the service exits (os._exit) after its Nth transactional batch committed, before the stage core is told
+# (``after_produced``): e.g. the swap stage's outbox entries of that batch are still there.
+CRASH_AFTER_COMMIT_ENV = "ANONSTREAM_TEST_CRASH_AFTER_COMMIT"
+TRANSACTION_RETRY_S = 180.0  # a failed transaction is retried this long (a broker restart), then the service stops
+TRANSACTION_ATTEMPT_S = 90.0  # one attempt (produce, offsets, commit or abort) taking longer counts as failed
 
 Produce = Callable[[AIOKafkaProducer, Sequence[Emit]], Awaitable[None]]
 
@@ -92,7 +111,12 @@ class PartitionProducers(ConsumerRebalanceListener):
         self.rebalances = 0  # revocations and assignments so far
         crash = os.environ.get(CRASH_BEFORE_COMMIT_ENV)
         self._crash_at = int(crash) if crash else 0
+        crash = os.environ.get(CRASH_AFTER_COMMIT_ENV)
+        self._crash_after = int(crash) if crash else 0
         self._batches = 0
+        self.committed: dict[TopicPartition, tuple[int | None, str]] = {}  # owned: committed offset, metadata
+        self.unresolved: set[TopicPartition] = set()  # assigned, not yet handed to Stage.assigned
+        self.retries = 0
 
     async def on_partitions_revoked(self, revoked) -> None:
         async with self.in_flight:  # the batch in flight commits first
@@ -108,7 +132,9 @@ class PartitionProducers(ConsumerRebalanceListener):
             await asyncio.gather(*(producer.start() for producer in started.values()))  # fences the previous owners
             self.producers.update(started)
             for tp in new:  # the committed offsets as they are now that the previous owners' transactions are over
-                committed = await self.consumer.committed(tp)
+                committed, metadata = await self.fetch_committed(tp)
+                self.committed[tp] = (committed, metadata)
+                self.unresolved.add(tp)
                 if committed is not None:
                     self.consumer.seek(tp, committed)
             # counted last, after the seeks: a batch whose poll began before this point may hold records fetched
@@ -130,7 +156,22 @@ class PartitionProducers(ConsumerRebalanceListener):
             else:
                 self.consumer.seek(tp, committed)
 
+    async def fetch_committed(self, tp: TopicPartition) -> tuple[int | None, str]:
+        """The partition's committed offset (None: never committed) and its metadata, from the group coordinator.
+        (``AIOKafkaConsumer.committed`` drops the metadata; this is the call it makes.)"""
+        coordinator = getattr(self.consumer, "_coordinator", None)
+        if coordinator is None:  # a consumer without aiokafka's coordinator (tests): no metadata
+            return await self.consumer.committed(tp), ""
+        commit_map = await coordinator.fetch_committed_offsets([tp])
+        got = commit_map.get(tp)
+        if got is None or got.offset < 0:
+            return None, ""
+        return got.offset, got.metadata or ""
+
     async def _stop(self, tps: Sequence[TopicPartition]) -> None:
+        for tp in tps:
+            self.committed.pop(tp, None)
+            self.unresolved.discard(tp)
         producers = [self.producers.pop(tp) for tp in tps]
         results = await asyncio.gather(*(p.stop() for p in producers), return_exceptions=True)
         for result in results:
@@ -147,19 +188,85 @@ class PartitionProducers(ConsumerRebalanceListener):
         aborted); the caller must then stop rather than go on."""
         self._batches += 1
         crash = self._crash_at and self._batches == self._crash_at
-        results = await asyncio.gather(*(self._commit_one(tp, outputs.get(tp, ()), offset, produce, crash)
+        results = await asyncio.gather(*(self._commit_one(tp, outputs.get(tp, ()), offset, "", produce, crash)
                                          for tp, offset in offsets.items()), return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
         if failures:
             raise failures[0]
         self.transactions += len(offsets)
+        if self._crash_after and self._batches == self._crash_after:
+            log.error("stage %s: %s set, exiting after the commit", self._stage, CRASH_AFTER_COMMIT_ENV)
+            os._exit(137)
 
-    async def _commit_one(self, tp: TopicPartition, emits: Sequence[Emit], offset: int, produce: Produce,
-                          crash: bool) -> None:
+    async def commit_bound(self, tp: TopicPartition, emits: Sequence[Emit], metadata: str, produce: Produce) -> None:
+        """A transaction of an owned partition without input: ``emits`` and the partition's committed offset again,
+        with ``metadata`` (the stage's handle on this transaction's outcome). Raises like ``commit``."""
+        offset, _ = self.committed[tp]
+        if offset is None:
+            raise ValueError(f"{tp.topic}[{tp.partition}] has no committed offset to bind outputs to")
+        await self._commit_one(tp, emits, offset, metadata, produce, False)
+        self.transactions += 1
+
+    async def _commit_one(self, tp: TopicPartition, emits: Sequence[Emit], offset: int, metadata: str,
+                          produce: Produce, crash: bool) -> None:
+        deadline = time.monotonic() + TRANSACTION_RETRY_S
+        while True:
+            try:
+                await asyncio.wait_for(self._attempt(tp, emits, offset, metadata, produce, crash),
+                                       TRANSACTION_ATTEMPT_S)
+                break
+            except Exception as exc:  # noqa: BLE001 - sorted below
+                if not _retriable(exc) or time.monotonic() > deadline:
+                    raise
+                self.retries += 1
+                log.warning("stage %s: transaction of %s[%d] failed (%r); renewing its producer and retrying",
+                            self._stage, tp.topic, tp.partition, exc)
+                if await self._renew(tp, deadline) == (offset, metadata):
+                    log.info("stage %s: the transaction of %s[%d] had committed", self._stage, tp.topic, tp.partition)
+                    break
+        self.committed[tp] = (offset, metadata)
+
+    async def _attempt(self, tp: TopicPartition, emits: Sequence[Emit], offset: int, metadata: str,
+                       produce: Produce, crash: bool) -> None:
         producer = self.producers[tp]
         async with producer.transaction():  # commit on leaving; abort if anything in it raised
             await produce(producer, emits)
-            await producer.send_offsets_to_transaction({tp: offset}, self.group)
+            await producer.send_offsets_to_transaction({tp: (offset, metadata)}, self.group)
             if crash:
                 log.error("stage %s: %s set, exiting before the commit", self._stage, CRASH_BEFORE_COMMIT_ENV)
                 os._exit(137)
+
+    async def _renew(self, tp: TopicPartition, deadline: float) -> tuple[int | None, str]:
+        """Replace the partition's producer by a new one with the same transactional id (its initialization ends
+        the open transaction: aborted, or completed if its commit had begun); returns the committed offset and
+        metadata as they are then. Retries while the broker is unreachable, until ``deadline``."""
+        old = self.producers[tp]
+        try:
+            await asyncio.wait_for(old.stop(), 10)
+        except Exception as exc:  # noqa: BLE001 - the old producer is given up either way
+            log.warning("stage %s: stopping a failed transactional producer: %r", self._stage, exc)
+        while True:
+            producer = self._make(transactional_id(self._prefix, self._stage, tp.topic, tp.partition))
+            try:
+                await asyncio.wait_for(producer.start(), TRANSACTION_ATTEMPT_S)
+                self.producers[tp] = producer
+                return await self.fetch_committed(tp)
+            except Exception as exc:  # noqa: BLE001
+                try:
+                    await asyncio.wait_for(producer.stop(), 10)
+                except Exception:  # noqa: BLE001
+                    pass
+                if not _retriable(exc) or time.monotonic() > deadline:
+                    raise
+                log.warning("stage %s: a transactional producer for %s[%d] could not start (%r); retrying",
+                            self._stage, tp.topic, tp.partition, exc)
+                await asyncio.sleep(2)
+
+
+def _retriable(exc: BaseException) -> bool:
+    """A failure a new attempt may get past (a broker restart); never a fenced producer."""
+    if isinstance(exc, (ProducerFenced, InvalidProducerEpoch)):
+        return False
+    if isinstance(exc, (asyncio.TimeoutError, KafkaTimeoutError, ConnectionError)):
+        return True
+    return isinstance(exc, KafkaError) and bool(getattr(exc, "retriable", False))

@@ -85,6 +85,9 @@ class Stage(ABC):
     # consumes, a second instance waits as a standby until the lease is free, and an instance that loses its lease
     # stops (runtime/service.py).
     single_instance: bool = False
+    # Set by the service shell when it commits this stage's outputs in Kafka transactions (runtime/transactions.py):
+    # it then also calls ``process_sourced`` with sources, ``assigned`` and ``bound_tick``.
+    exactly_once: bool = False
 
     def decode(self, topic: Topic, obj: dict[str, Any]) -> Any:
         """Turn a validated wire dict into the core's input type (default: the dict itself)."""
@@ -94,9 +97,27 @@ class Stage(ABC):
     def process(self, items: Sequence[tuple[Topic, Any]]) -> list[list[Emit] | Exception]:
         """Process a batch; one entry per input item, in order."""
 
+    def process_sourced(self, items: Sequence[tuple[Topic, Any]],
+                        sources: Sequence[tuple[str, int, int]] | None) -> list[list[Emit] | Exception]:
+        """``process`` with the (topic, partition, offset) of each item's input record. Default: ``process``."""
+        return self.process(items)
+
     def tick(self, now: float) -> list[Emit]:
         """Time-driven outputs (expired waits, periodic snapshots). Default: none."""
         return []
+
+    def bound_tick(self, now: float, owned: dict[tuple[str, int], int]) -> dict[tuple[str, int], list[tuple[list[Emit], str]]]:
+        """Exactly-once: time-driven outputs bound to a transaction of an owned input partition ((topic, partition)
+        → its committed offset): per partition, a list of (outputs, metadata), each committed in one transaction
+        with the partition's committed offset unchanged and that metadata (runtime/transactions.py). Default: none."""
+        return {}
+
+    def assigned(self, committed: dict[tuple[str, int], tuple[int | None, str]]
+                 ) -> dict[tuple[str, int], list[tuple[list[Emit], str]]]:
+        """Exactly-once: input partitions just assigned ((topic, partition) → committed offset and its metadata,
+        read after the previous owner was fenced), before this instance commits anything for them; returns
+        outputs to commit as ``bound_tick`` does. Default: none."""
+        return {}
 
     def drain(self) -> list[Emit]:
         """End of input (embedded runner): release whatever is still held. Default: none."""
@@ -216,6 +237,19 @@ class StageDriver:
     def tick(self, now: float) -> list[Emit]:
         return self._checked(self.stage.tick(now))
 
+    def bound_tick(self, now: float, owned: dict[tuple[str, int], int]):
+        return self._checked_bound(self.stage.bound_tick(now, owned))
+
+    def assigned(self, committed: dict[tuple[str, int], tuple[int | None, str]]):
+        return self._checked_bound(self.stage.assigned(committed))
+
+    @classmethod
+    def _checked_bound(cls, bound: dict[tuple[str, int], list[tuple[list[Emit], str]]]):
+        for transactions in bound.values():
+            for emits, _ in transactions:
+                cls._checked(emits)
+        return bound
+
     def drain(self) -> list[Emit]:
         return self._checked(self.stage.drain())
 
@@ -228,16 +262,17 @@ class StageDriver:
 
     def _process(self, accepted: list[tuple[InputMessage, Topic, Any]]) -> list[list[Emit] | Exception]:
         items = [(topic, item) for _, topic, item in accepted]
+        sources = [(m.topic, m.partition, m.offset) for m, _, _ in accepted]
         try:
-            return self.stage.process(items)
+            return self.stage.process_sourced(items, sources)
         except StoreUnavailable:
             raise
         except Exception:  # noqa: BLE001 - isolate the record that broke the batch
             log.warning("stage %s: batch of %d failed, retrying one by one", self.stage.name, len(items))
             results: list[list[Emit] | Exception] = []
-            for item in items:
+            for item, source in zip(items, sources):
                 try:
-                    results.extend(self.stage.process([item]))
+                    results.extend(self.stage.process_sourced([item], [source]))
                 except StoreUnavailable:
                     raise
                 except Exception as exc:  # noqa: BLE001

@@ -12,7 +12,8 @@ memory's under ``anonstream:tenant:swap:`` (the counts of one scope share the ta
 | ``{tenant|swap}:pool:{pool}:age`` | zset | chunk id → enqueue time (oldest first) |
 | ``{tenant|swap}:pool:{pool}:data`` | hash | chunk id → chunk (wire JSON) |
 | ``{tenant|swap}:done:{chunk id}`` | string + TTL | the chunk left through a claim: redeliveries are ignored |
-| ``{tenant|swap}:outbox`` | hash | token → output stashed by a claim, until acknowledged |
+| ``{tenant|swap}:outbox`` | hash | token → output stashed by a claim, until acknowledged (at-least-once) |
+| ``{tenant|swap}:outbox:{topic}|{partition}`` | hash | the same, per input partition (exactly-once; the token names the transaction) |
 | ``tenant:swap:counts:{tenant|swap|scope}:{bucket}`` | hash + TTL | tuple digest → count, for one time bucket of the counting window |
 | ``tenant:swap:seen:{tenant|swap|scope}:{chunk id}`` | string + TTL | the chunk was counted |
 | ``tenant:swap:memory:{doc id}`` | hash + TTL | entity id → the value it was changed into (first writer wins, HSETNX) |
@@ -50,11 +51,15 @@ for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ARGV[5]) end
 return 1
 """
 
-# KEYS: idx, age, data, outbox, pools, done keys...; ARGV: ttl, token, payload, pool, n, ids...
+# KEYS: idx, age, data, outbox, pools, done keys (of the n ids, then of the done ids)...;
+# ARGV: ttl, token, payload, pool, n, ids...
 _CLAIM = """
 local n = tonumber(ARGV[5])
 for i = 1, n do
   if redis.call('HEXISTS', KEYS[1], ARGV[5 + i]) == 0 then return 0 end
+end
+for i = 6 + n, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
 end
 for i = 1, n do
   local id = ARGV[5 + i]
@@ -125,9 +130,9 @@ class RedisSwapPoolStore(_RedisStore, PoolStore):
 
     @_unavailable_on_connection_error
     def claim(self, pool: str, chunk_ids: list[str], done_ids: list[str], token: str,
-              payload: dict[str, Any], ttl_s: int) -> bool:
+              payload: dict[str, Any], ttl_s: int, box: str = "") -> bool:
         idx, age, data = self._pool_keys(pool)
-        keys = [idx, age, data, self.key("outbox"), self.key("pools"),
+        keys = [idx, age, data, self._outbox_key(box), self.key("pools"),
                 *(self.key("done", c) for c in [*chunk_ids, *done_ids])]
         args = [int(ttl_s), token, serde.dumps(payload), pool, len(chunk_ids), *chunk_ids]
         return bool(self._claim(keys=keys, args=args))
@@ -136,15 +141,18 @@ class RedisSwapPoolStore(_RedisStore, PoolStore):
     def pools(self) -> list[str]:
         return sorted(p.decode() for p in self.r.smembers(self.key("pools")))
 
+    def _outbox_key(self, box: str) -> str:
+        return self.key("outbox", box) if box else self.key("outbox")
+
     @_unavailable_on_connection_error
-    def outbox(self) -> list[tuple[str, dict[str, Any]]]:
-        stored = self.r.hgetall(self.key("outbox"))
+    def outbox(self, box: str = "") -> list[tuple[str, dict[str, Any]]]:
+        stored = self.r.hgetall(self._outbox_key(box))
         return [(token.decode(), serde.loads(raw)) for token, raw in sorted(stored.items())]
 
     @_unavailable_on_connection_error
-    def ack(self, tokens: list[str]) -> None:
+    def ack(self, tokens: list[str], box: str = "") -> None:
         if tokens:
-            self.r.hdel(self.key("outbox"), *tokens)
+            self.r.hdel(self._outbox_key(box), *tokens)
 
 
 class RedisTupleCounts(_RedisStore, TupleCounts):

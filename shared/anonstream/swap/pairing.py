@@ -38,9 +38,26 @@ exactly one swap-log record (schemas/swap-log.v1.json; restricted topic): action
 and partner, tuples before/after, the changes with old values. Sanitized records never name the
 partner: the pair id and the partner's document live only in the log.
 
-Restart safety and exactly-once: outputs that consume pooled chunks are stashed atomically with the
-claim (``PoolStore.claim``) and handed back by ``recover()`` until ``ack(tokens)``; the pool store
-ignores redeliveries of chunks that are pending or done; counts are idempotent per chunk.
+Restart safety: outputs that consume pooled chunks are stashed atomically with the claim (``PoolStore.claim``)
+in an outbox until ``ack``; the pool store ignores redeliveries of chunks that are pending or done; counts are
+idempotent per chunk. At-least-once (no ``source`` given): one shared outbox, and ``recover()`` hands all of it
+back after a restart (a duplicate at worst).
+
+Exactly-once (the service shell runs one Kafka transaction per input partition, whose commit carries the
+partition's consumer offset and a metadata string): every output is resolvable by Kafka's own outcome.
+* ``offer(chunk, source=(topic, partition, offset))``: a claim made while handling that input record goes to the
+  partition's outbox under a token naming the offset (``i:{offset}:...``); the output rides in the transaction
+  that commits the offset past it. If that transaction never commits, the record is read again, by this instance
+  or the partition's next owner; the pooled chunks it consumed are done by then, so ``owed(box)`` hands the stashed
+  outputs back to be emitted again with that record (``SwapStage`` does so at the start of each batch).
+* ``expire_owned(now, owned)``: the wait bound, only for pooled chunks whose input partition this instance owns;
+  the claims of one partition go under ``t:{c}:{k}:...`` (c: the partition's committed offset, k: a fresh id) and
+  ride in a transaction that commits offset c again with metadata k.
+* ``resolve(box, committed, metadata)``: the partition's new owner, after its producer fenced the old one and
+  before its own first commit, reads the committed offset C and metadata m: an ``i:o`` entry with o < C and a
+  ``t:c:k`` entry with c < C, or c = C and m = k, were committed (forget them); other ``t`` entries are handed back,
+  per k, to be committed again with offset C and metadata k; other ``i`` entries wait for their record.
+No instance re-emits the outputs of a partition it does not own, and none re-emits a committed one.
 """
 from __future__ import annotations
 
@@ -73,8 +90,13 @@ class SwapOutput:
     chunks: list[Chunk] = field(default_factory=list)
     log: list[dict[str, Any]] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)
+    box: str = ""  # the outbox the tokens are in
 
     def extend(self, other: "SwapOutput") -> "SwapOutput":
+        if other.tokens:
+            if self.tokens and self.box != other.box:
+                raise ValueError("one output's tokens are in one outbox")
+            self.box = other.box
         self.chunks.extend(other.chunks)
         self.log.extend(other.log)
         self.tokens.extend(other.tokens)
@@ -84,9 +106,9 @@ class SwapOutput:
         return {"chunks": [c.to_wire() for c in self.chunks], "log": self.log}
 
     @classmethod
-    def from_payload(cls, payload: dict[str, Any], token: str | None = None) -> "SwapOutput":
+    def from_payload(cls, payload: dict[str, Any], token: str | None = None, box: str = "") -> "SwapOutput":
         return cls([Chunk.from_wire(c) for c in payload["chunks"]], list(payload["log"]),
-                   [token] if token else [])
+                   [token] if token else [], box)
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -278,10 +300,24 @@ class SwapProcessor:
         self.clock = clock
         self.claim_retries = claim_retries
         self.releaser = Releaser(release, clock, memory)
+        self._box = ""  # where claims go now, and the tag of their tokens (exactly-once; module docstring)
+        self._tag = ""
 
     # -- public API -------------------------------------------------------------------------------
-    def offer(self, chunk: Chunk) -> SwapOutput:
-        """Take one chunk; return what leaves now (possibly nothing: the chunk waits)."""
+    def offer(self, chunk: Chunk, source: tuple[str, int, int] | None = None) -> SwapOutput:
+        """Take one chunk; return what leaves now (possibly nothing: the chunk waits). ``source``: (topic,
+        partition, offset) of its input record, with exactly-once (module docstring)."""
+        if source is None:
+            self._box, self._tag = "", ""
+            return self._offer(chunk, "")
+        topic, partition, offset = source
+        self._box, self._tag = box_of(topic, partition), f"i:{int(offset)}"
+        try:
+            return self._offer(chunk, self._box)
+        finally:
+            self._box, self._tag = "", ""
+
+    def _offer(self, chunk: Chunk, box: str) -> SwapOutput:
         chunk = _copy(chunk)  # without its embedding
         pool = pool_of(chunk)
         if self.pools.status(pool, chunk.key) is not None:
@@ -297,6 +333,7 @@ class SwapProcessor:
         wants = (rare and release.protect != "none") or self.rng.random() < release.swap_rate
         entry = make_entry(chunk, an, self.releaser, J, rare, "rare" if rare else "selected", float(self.clock()),
                            int(seen))
+        entry.source = box
         if not entry.presence:  # only values of unknown kind (generalized by finalize): nothing a partner could give
             return self._direct(chunk, an, "untouched", "no_values", entry=entry)
         offer = _Offer(chunk, an, entry, wants)
@@ -339,19 +376,78 @@ class SwapProcessor:
         return out
 
     def recover(self) -> SwapOutput:
-        """Outputs stashed by claims but never acknowledged (a crash between claim and produce):
+        """At-least-once: outputs stashed by claims but never acknowledged (a crash between claim and produce):
         emit them again (same chunk keys, so downstream deduplicates) and ``ack`` them."""
         out = SwapOutput()
         for token, payload in self.pools.outbox():
             out.extend(SwapOutput.from_payload(payload, token))
         return out
 
-    def ack(self, tokens: list[str] | SwapOutput) -> None:
+    def ack(self, tokens: list[str] | SwapOutput, box: str = "") -> None:
         """The records of these outputs are on the broker: forget their outbox entries."""
         if isinstance(tokens, SwapOutput):
-            tokens = tokens.tokens
+            tokens, box = tokens.tokens, tokens.box
         if tokens:
-            self.pools.ack(list(tokens))
+            self.pools.ack(list(tokens), box)
+
+    # -- exactly-once (module docstring) -----------------------------------------------------------
+    def owed(self, box: str) -> dict[int, SwapOutput]:
+        """The partition's stashed outputs of claims made while handling an input record, by the record's offset:
+        when the record is handled again (its transaction did not commit, or it did and the entry is forgotten by
+        ``resolve`` before), they are emitted again with it."""
+        owed: dict[int, SwapOutput] = {}
+        for token, payload in self.pools.outbox(box):
+            tag = parse_token(token)
+            if tag[0] == "i":
+                owed.setdefault(tag[1], SwapOutput(box=box)).extend(SwapOutput.from_payload(payload, token, box))
+        return owed
+
+    def resolve(self, box: str, committed: int | None, metadata: str) -> list[tuple[SwapOutput, str]]:
+        """The partition's outbox against its committed offset and metadata, read by its new owner after fencing
+        the previous one and before committing anything: forgets what was committed, and returns the time-driven
+        outputs that were not, per metadata, to be committed again with offset ``committed`` and that metadata."""
+        done: list[str] = []
+        again: dict[str, SwapOutput] = {}
+        for token, payload in self.pools.outbox(box):
+            tag = parse_token(token)
+            if committed is None:
+                continue  # nothing of this partition was ever committed: every input entry waits for its record
+            if tag[0] == "i":
+                if tag[1] < committed:
+                    done.append(token)
+            elif tag[1] < committed or (tag[1] == committed and tag[2] == metadata):
+                done.append(token)
+            else:
+                again.setdefault(tag[2], SwapOutput(box=box)).extend(SwapOutput.from_payload(payload, token, box))
+        if done:
+            self.pools.ack(done, box)
+        return [(out, k) for k, out in again.items()]
+
+    def expire_owned(self, now: float | None, owned: dict[str, int]) -> dict[str, tuple[SwapOutput, str]]:
+        """The wait bound with exactly-once: releases only chunks whose input partition (``PoolEntry.source``) is in
+        ``owned`` (box → committed offset); per partition, the output and the metadata of the transaction that
+        must carry it (offset: the committed one, unchanged)."""
+        now = self.clock() if now is None else now
+        limit = now - self.release.pool.max_wait_seconds
+        out: dict[str, tuple[SwapOutput, str]] = {}
+        for pool in self.pools.pools():
+            for entry in self.pools.entries(pool):
+                if entry.enqueued_at > limit:
+                    break
+                if entry.source not in owned:
+                    continue
+                if entry.source not in out:
+                    out[entry.source] = (SwapOutput(box=entry.source), secrets.token_hex(6))
+                released, k = out[entry.source]
+                self._box, self._tag = entry.source, f"t:{int(owned[entry.source])}:{k}"
+                try:
+                    released.extend(self._release_waiting(pool, entry, "timeout"))
+                finally:
+                    self._box, self._tag = "", ""
+        return {box: (released, k) for box, (released, k) in out.items() if len(released)}
+
+    def _token(self) -> str:
+        return f"{self._tag}:{secrets.token_hex(8)}" if self._tag else secrets.token_hex(8)
 
     # -- pairing ----------------------------------------------------------------------------------
     def _pair(self, pool: str, offer: _Offer) -> SwapOutput | None:
@@ -372,11 +468,12 @@ class SwapProcessor:
             if wire is None:
                 continue  # taken meanwhile
             partner = Chunk.from_wire(wire)
-            token = secrets.token_hex(8)
+            token = self._token()
             reason = offer.entry.reason if offer.wants else "donor"
-            out = self._swap(pool, token, offer, reason, partner, pick)
+            out = self._swap(pool, token.rpartition(":")[2], offer, reason, partner, pick)
+            out.box = self._box
             if self.pools.claim(pool, [pick.chunk_id], [offer.chunk.key], token, out.to_payload(),
-                                self.release.pool.ttl_seconds):
+                                self.release.pool.ttl_seconds, self._box):
                 out.tokens.append(token)
                 return out
         return None
@@ -419,9 +516,11 @@ class SwapProcessor:
         policy = self._protection(entry)
         released, changes = self.releaser.finalize(chunk, an, fallback=policy)
         action = _fallback_action(changes, self.release.swapped)
-        token = secrets.token_hex(8)
-        out = SwapOutput([released], [self.releaser.log(chunk, pool, action, reason, entry, an, released, changes)])
-        if not self.pools.claim(pool, [entry.chunk_id], [], token, out.to_payload(), self.release.pool.ttl_seconds):
+        token = self._token()
+        out = SwapOutput([released], [self.releaser.log(chunk, pool, action, reason, entry, an, released, changes)],
+                         box=self._box)
+        if not self.pools.claim(pool, [entry.chunk_id], [], token, out.to_payload(), self.release.pool.ttl_seconds,
+                                self._box):
             return SwapOutput()  # another worker took it
         out.tokens.append(token)
         return out
@@ -436,6 +535,21 @@ class SwapProcessor:
             action = _fallback_action(changes, self.release.swapped)
         return SwapOutput([released], [self.releaser.log(chunk, pool_of(chunk), action, reason, entry, an, released,
                                                  changes)])
+
+def box_of(topic: str, partition: int) -> str:
+    """The outbox of one input partition (exactly-once)."""
+    return f"{topic}|{int(partition)}"
+
+
+def parse_token(token: str) -> tuple:
+    """An exactly-once outbox token's tag: ("i", offset) or ("t", committed offset, k); ("", ) otherwise."""
+    parts = token.split(":")
+    if parts[0] == "i" and len(parts) == 3:
+        return "i", int(parts[1])
+    if parts[0] == "t" and len(parts) == 4:
+        return "t", int(parts[1]), parts[2]
+    return ("",)
+
 
 def make_entry(chunk: Chunk, an: Analysis, releaser: Releaser, J: tuple[str, ...], rare: bool, reason: str,
                enqueued_at: float, seen: int) -> PoolEntry:

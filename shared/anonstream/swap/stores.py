@@ -9,8 +9,12 @@ component; paper 000 §2.2.1: uniform weights inside a cluster, zero outside). B
   is ignored instead of being pooled or paired a second time;
 * an *outbox*: every output that consumed pooled chunks is stored, in the same atomic step as the
   claim, under a token until the caller acknowledges that it reached the broker (``ack``). After a
-  crash, ``outbox()`` hands the unacknowledged outputs back (``SwapProcessor.recover``), so a pooled
-  chunk is never lost between its claim and the produce of its rewritten version.
+  crash, ``outbox()`` hands the unacknowledged outputs back, so a pooled chunk is never lost between
+  its claim and the produce of its rewritten version. There is one outbox per ``box``: ``""`` is the
+  shared one (at-least-once: ``SwapProcessor.recover`` re-emits all of it); with exactly-once every
+  input partition has its own (``box`` = ``"topic|partition"``), and the token says which transaction
+  of that partition carries the output (``SwapProcessor.resolve``), so only the partition's owner
+  re-emits it, and only if Kafka says that transaction did not commit.
 
 ``claim`` is the only way an entry leaves a pool: all of the given entries or none, so two workers
 never take the same partner (Redis: one Lua script).
@@ -50,6 +54,7 @@ class PoolEntry:
     seen_count: int
     shape: list[int] = field(default_factory=list)  # number of entities per slot in presence
     slot_digests: dict[str, str] = field(default_factory=dict)  # slot -> digest of its values
+    source: str = ""  # exactly-once: "topic|partition" of the chunk's input record (its owner expires it)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -79,21 +84,21 @@ class PoolStore(ABC):
 
     @abstractmethod
     def claim(self, pool: str, chunk_ids: list[str], done_ids: list[str], token: str,
-              payload: dict[str, Any], ttl_s: int) -> bool:
-        """Atomically, if every one of ``chunk_ids`` is pending in ``pool``: remove them, mark them
-        and ``done_ids`` done, and keep ``payload`` in the outbox under ``token``. Otherwise change
-        nothing and return False."""
+              payload: dict[str, Any], ttl_s: int, box: str = "") -> bool:
+        """Atomically, if every one of ``chunk_ids`` is pending in ``pool`` and none of ``done_ids`` is done:
+        remove them, mark them and ``done_ids`` done, and keep ``payload`` in the outbox ``box`` under
+        ``token``. Otherwise change nothing and return False."""
 
     @abstractmethod
     def pools(self) -> list[str]:
         """Pools that may hold entries."""
 
     @abstractmethod
-    def outbox(self) -> list[tuple[str, dict[str, Any]]]:
-        """Unacknowledged outputs (token, payload)."""
+    def outbox(self, box: str = "") -> list[tuple[str, dict[str, Any]]]:
+        """Unacknowledged outputs (token, payload) of the outbox ``box``, by token."""
 
     @abstractmethod
-    def ack(self, tokens: list[str]) -> None:
+    def ack(self, tokens: list[str], box: str = "") -> None:
         """Forget outbox entries once their records are on the broker."""
 
 
@@ -137,7 +142,7 @@ class InMemoryPoolStore(PoolStore):
     def __init__(self, clock: Callable[[], float] = time.monotonic):
         self._pools: dict[str, dict[str, tuple[PoolEntry, dict[str, Any]]]] = {}
         self._done: dict[str, float] = {}  # chunk id -> expiry
-        self._outbox: dict[str, dict[str, Any]] = {}
+        self._outbox: dict[str, dict[str, dict[str, Any]]] = {}  # box -> token -> payload
         self._clock = clock
 
     def status(self, pool: str, chunk_id: str) -> str | None:
@@ -163,9 +168,12 @@ class InMemoryPoolStore(PoolStore):
         return None if got is None else json.loads(json.dumps(got[1]))
 
     def claim(self, pool: str, chunk_ids: list[str], done_ids: list[str], token: str,
-              payload: dict[str, Any], ttl_s: int) -> bool:
+              payload: dict[str, Any], ttl_s: int, box: str = "") -> bool:
         members = self._pools.get(pool, {})
         if not all(c in members for c in chunk_ids):
+            return False
+        now = self._clock()
+        if any(self._done.get(c, 0) > now for c in done_ids):
             return False
         for c in chunk_ids:
             del members[c]
@@ -174,7 +182,7 @@ class InMemoryPoolStore(PoolStore):
         expiry = self._clock() + ttl_s
         for c in [*chunk_ids, *done_ids]:
             self._done[c] = expiry
-        self._outbox[token] = payload
+        self._outbox.setdefault(box, {})[token] = json.loads(json.dumps(payload))
         if len(self._done) > 4096:
             now = self._clock()
             self._done = {c: t for c, t in self._done.items() if t > now}
@@ -183,12 +191,13 @@ class InMemoryPoolStore(PoolStore):
     def pools(self) -> list[str]:
         return sorted(self._pools)
 
-    def outbox(self) -> list[tuple[str, dict[str, Any]]]:
-        return list(self._outbox.items())
+    def outbox(self, box: str = "") -> list[tuple[str, dict[str, Any]]]:
+        return sorted(self._outbox.get(box, {}).items())
 
-    def ack(self, tokens: list[str]) -> None:
+    def ack(self, tokens: list[str], box: str = "") -> None:
+        stored = self._outbox.get(box, {})
         for t in tokens:
-            self._outbox.pop(t, None)
+            stored.pop(t, None)
 
 
 class InMemoryTupleCounts(TupleCounts):
