@@ -39,11 +39,15 @@ _DECADE_INSIDE = re.compile(r"\S.*\bthe \d{3}0s|\bthe \d{3}0s\s+\S", re.I)
     ("before 2016", "before 2016"),  # "before the 2010s" would be false
     ("in 2021", "in the 2020s"),
     ("2016", "the 2010s"),
-    ("from 1994 to 1996", "from the 1990s"),
+    ("from 1994 to 1996", "in the 1990s"),
     ("2016 and 2017", "the 2010s"),
     ("Between 1997 and 1998", "In the 1990s"),  # not "Between the 1990s"
     ("between 1988 and 1993", "between the 1980s and the 1990s"),
     ("late 1980s", "late 1980s"),
+    ("23 and 24 January 2008", "January 2008"),  # the listed days go up with the day the date names
+    ("1, 9 and 12 September 2009", "September 2009"),
+    ("between March and June 1994", "in 1994"),  # a range whose ends went up into one: "in" it
+    ("from 3 to 5 May 2016", "in May 2016"),
 ])
 def test_step_generalizes_date_phrases_as_a_whole(value, step):
     out = STEP.generalize(value, "Date")

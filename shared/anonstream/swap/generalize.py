@@ -30,16 +30,25 @@ _MONTH = (r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?
 _WEEKDAY = r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
 _ORD = r"(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})(?!\d)"
+_RANGE_WORDS = re.compile(r"\b(?:and|to)\b|\d\s*[-–]\s*\d")
+_RANGE_START = re.compile(r"^(between|from)\s+", re.I)
+_LIST_SEPARATOR = r"(?:\s*,\s*|\s+(?:and|or|to)\s+|\s*[-–]\s*)"
+# Days or months listed before the one a date names ("23 and 24 January 2008", "March and June 1994"): they go up
+# with it, or the phrase would read "23 and January 2008".
+_DAYS_BEFORE = rf"(?:\d{{1,2}}{_ORD}{_LIST_SEPARATOR})*"
+_MONTHS_BEFORE = (r"(?:(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+                  rf"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?{_LIST_SEPARATOR})*")
 # Dates inside a value, most precise forms first. Groups: day (day-level forms), month (name) or
 # mnum (number), year. The value's other words ("between", "early", "and") are kept.
 _DAY_LEVEL = [
-    re.compile(rf"\b{_WEEKDAY}(?:the\s+)?(?P<day>\d{{1,2}}){_ORD}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?", re.I),
+    re.compile(rf"\b{_WEEKDAY}(?:the\s+)?{_DAYS_BEFORE}(?P<day>\d{{1,2}}){_ORD}(?:\s+of)?\s+{_MONTH}"
+               rf"(?:,?\s+{_YEAR})?", re.I),
     re.compile(rf"\b{_WEEKDAY}{_MONTH}\s+(?P<day>\d{{1,2}}){_ORD}\b(?:,?\s+(?:of\s+)?{_YEAR})?", re.I),
     re.compile(rf"\b{_YEAR}-(?P<mnum>\d{{1,2}})-(?P<day>\d{{1,2}})(?:[T ][0-9:.+Z-]+)?\b"),
     re.compile(rf"\b(?P<day>\d{{1,2}})[./](?P<mnum>\d{{1,2}})[./]{_YEAR}"),
 ]
 _MONTH_LEVEL = [
-    re.compile(rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}", re.I),
+    re.compile(rf"\b{_MONTHS_BEFORE}{_MONTH},?\s+(?:of\s+)?{_YEAR}", re.I),
     re.compile(rf"\b{_YEAR}-(?P<mnum>\d{{1,2}})\b(?!-)"),
 ]
 
@@ -191,7 +200,15 @@ class DateGeneralizer(Generalizer):
 
     def _step(self, value: str) -> str:
         """One step up from the finest level ``value`` holds: a day or a part of a month to its month, a month
-        (or, with ``quarter``, a quarter) or a part of a year to its year, a date phrase of years only to decades."""
+        (or, with ``quarter``, a quarter) or a part of a year to its year, a date phrase of years only to decades.
+        A range whose ends went up into one ("between March and June 1994", "between 1997 and 1998") reads "in"
+        it ("in 1994", "in the 1990s"), not "between 1994"."""
+        out = self._step_up(value)
+        if _RANGE_WORDS.search(value) and not _RANGE_WORDS.search(out):
+            out = _RANGE_START.sub(lambda m: "In " if m.group(1)[0].isupper() else "in ", out)
+        return out
+
+    def _step_up(self, value: str) -> str:
         to_month = [(p, lambda m: self._coarse(m, "month")) for p in _DAY_LEVEL] + \
             [(_SUB_MONTH, lambda m: self._coarse(m, "month"))]
         month_up = [(p, lambda m: self._coarse(m, "quarter" if self.quarter else "year")) for p in _MONTH_LEVEL]
@@ -207,10 +224,7 @@ class DateGeneralizer(Generalizer):
         if banded != value or not _YEARS_ONLY.fullmatch(value.strip()):
             return banded
         out = _YEAR_ALONE.sub(lambda m: f"the {m.group(1)[:3]}0s", value)
-        out = _SAME_DECADE_RANGE.sub(r"\1", out)
-        # "between 1997 and 1998" → "in the 1990s", not "between the 1990s"
-        return re.sub(r"\b([Bb])etween (the \d{3}0s)$", lambda m: ("In " if m.group(1) == "B" else "in ") + m.group(2),
-                      out)
+        return _SAME_DECADE_RANGE.sub(r"\1", out)
 
 
 # Units of a duration, in years.
