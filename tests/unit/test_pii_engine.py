@@ -33,6 +33,13 @@ def test_process_replaces_person_and_contact_hits(engine):
     assert erzurum.surrogate is None and erzurum.identifier_type == "QUASI" and erzurum.subtype == "GPE"
 
 
+def test_a_demonym_used_as_a_language_is_a_language_though_its_first_mention_was_a_nationality(engine):
+    text = "The applicant is a Finnish national. His submissions were all in Finnish."
+    _, spans = engine.process(text, DocumentEntities("d3"), InMemoryPseudonymStore())
+    kinds = [s.kind for s in spans if s.text == "Finnish"]
+    assert kinds == ["nationality", "language"]
+
+
 def test_state_roundtrip_keeps_grouping_across_chunks(engine):
     ents = DocumentEntities("d2")
     store = InMemoryPseudonymStore()

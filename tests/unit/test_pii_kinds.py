@@ -153,6 +153,7 @@ def test_places_and_organisations_get_their_country_countries_none():
     ("those who spoke ", " and Turkish", "language"),
     ("banners in ", " villages", "nationality"),  # an adjective: "in Turkish villages"
     ("leave to use the ", " language", "nationality"),
+    ("defended himself orally in ", " via an interpreter", "language"),  # a preposition after it: a noun
 ])
 def test_a_nationality_word_is_a_language_only_as_a_noun_after_speaking(before, after, kind):
     assert kind_of("DEM", "NORP", "Turkish", before, after) == kind

@@ -278,14 +278,17 @@ class PiiEngine:
                 # the state as an actor ("Polish Government", "Republic of Poland") signals the document's
                 # background country far more than places or nationalities do
                 entities.count_country(ent["country"], 10 if _STATE_WORDS.search(surface) else 1)
-            if "kind" not in ent:  # the first mention decides the entity's kind (pii/kinds.py)
-                ent["kind"] = kind_of(d.type, d.subtype, surface, text[max(0, d.start - 16):d.start],
-                                      text[d.end:d.end + 16])
-            resolved.append((d, ent))
-        for ent in {id(e): e for _, e in resolved}.values():
+            own = kind_of(d.type, d.subtype, surface, text[max(0, d.start - 16):d.start], text[d.end:d.end + 16])
+            if "kind" not in ent:  # the first mention decides the entity's kind (pii/kinds.py) ...
+                ent["kind"] = own
+            # ... except a demonym's: "a Finnish national" and "submissions in Finnish" are one form, a nationality
+            # there and a language here (it had read "submissions in European")
+            kind = own if d.type == "DEM" and "language" in (own, ent["kind"]) else ent["kind"]
+            resolved.append((d, ent, kind))
+        for ent in {id(e): e for _, e, _ in resolved}.values():
             ent["identifier_type"] = rank_max(ent.get("identifier_type"), self.policy.classify(ent, entities))
         spans: list[EntitySpan] = []
-        for d, ent in resolved:
+        for d, ent, kind in resolved:
             spans.append(
                 EntitySpan(
                     start=d.start,
@@ -295,7 +298,7 @@ class PiiEngine:
                     entity_id=ent["id"],
                     text=text[d.start : d.end],
                     subtype=d.subtype,
-                    kind=ent["kind"],
+                    kind=kind,
                     recognizer=f"{d.recognizer}/{d.rule}" if d.rule else d.recognizer,
                     score=d.score,
                 )

@@ -526,7 +526,8 @@ most less
 _ADJECTIVE_OCCUPATIONS = frozenset("principal private general major".split())
 # A lower-case word that is not a function word next: the word before it qualifies it ("principal public
 # prosecutor", "Turkish prisons"), it is no noun of its own.
-QUALIFIED_WORD_AFTER = re.compile(r"[ \t]+(?!(?:of|and|or|but|nor|as|in|at|to|for|with|by|on|from|who|which|that|"
+QUALIFIED_WORD_AFTER = re.compile(r"[ \t]+(?!(?:of|and|or|but|nor|as|in|at|to|for|with|by|on|from|via|through|during|"
+                                  r"before|after|until|than|when|while|because|who|which|that|"
                                   r"was|is|were|are|had|has)\b)[a-z]")
 
 
