@@ -8,7 +8,8 @@ them and every document goes through ``PiiStage._document``; CPU = ``time.proces
 ``--baseline-code DIR`` a second variant runs the code of another tree (a checkout or ``git archive`` of another
 commit: ``PYTHONPATH=DIR/shared:DIR``), the variants taking turns (a, b, b, a, ...), so a change's CPU per document
 is set against the code before it on the same machine load; the outputs (sanitized texts and spans of every
-chunk) are hashed, so the table also tells whether both trees give the same output.
+chunk) are hashed, so the table also tells whether both trees give the same output, and the spaCy version each
+variant imported (its ``PYTHONPATH`` decides) is recorded.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ THIS_TREE = "this tree"
 
 def child(limit: int | None) -> dict:
     """One run in this process: CPU seconds in spaCy and in total, documents, words, hash of the outputs."""
+    import spacy
     from bench_kafka import dev_documents
     from anonstream.pii.engine import InMemoryPseudonymStore, PiiConfig, PiiEngine
     from anonstream.records import Chunk, Document
@@ -65,7 +67,8 @@ def child(limit: int | None) -> dict:
             digest.update(json.dumps(emit.value, sort_keys=True, default=str).encode())
     total = time.process_time() - started
     return {"cpu": total, "spacy_cpu": spacy_cpu, "documents": len(docs),
-            "words": sum(len(d["text"].split()) for d in docs), "output": digest.hexdigest()[:16]}
+            "words": sum(len(d["text"].split()) for d in docs), "output": digest.hexdigest()[:16],
+            "spacy": spacy.__version__}
 
 
 def run_child(code: str | None, limit: int | None) -> dict:
@@ -113,12 +116,13 @@ def main() -> int:
         spacy = [1000 * x["spacy_cpu"] / x["documents"] for x in runs[v]]
         rest = [a - b for a, b in zip(per_doc, spacy)]
         ratio = [b["cpu"] / x["cpu"] for b, x in zip(base, runs[v])]
-        rows.append([v, f"**{common.spread(per_doc, '{:.1f}')}**", common.spread(spacy, "{:.1f}"),
+        rows.append([v, ", ".join(sorted({x["spacy"] for x in runs[v]})), f"**{common.spread(per_doc, '{:.1f}')}**",
+                     common.spread(spacy, "{:.1f}"),
                      common.spread(rest, "{:.1f}"), f"{common.median([s / t for s, t in zip(spacy, per_doc)]):.0%}",
                      "1 (baseline)" if v == variants[0] else common.spread(ratio),
                      ", ".join(sorted({x["output"] for x in runs[v]}))])
     results.section("CPU ms per document", "\n\n".join([
-        common.table(["code", "CPU ms/doc, median (min–max)", "spaCy ms/doc", "rest ms/doc", "spaCy share",
+        common.table(["code", "spaCy", "CPU ms/doc, median (min–max)", "spaCy ms/doc", "rest ms/doc", "spaCy share",
                       "baseline CPU ÷ this CPU (per pair)", "output hash"], rows),
         "Same output hash = the same sanitized texts and spans for every chunk."]))
     results.write()
