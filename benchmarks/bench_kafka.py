@@ -887,9 +887,13 @@ def start_services(environment: dict[str, str], directory: Path) -> tuple[Servic
     """Every stage as its own process with ``environment``; returns them and the seconds until all consume."""
     services = Services(environment, directory)
     started = time.monotonic()
-    for stage in STAGE_NAMES:
-        services.start(stage)
-    services.wait_ready(list(STAGE_NAMES))
+    try:
+        for stage in STAGE_NAMES:
+            services.start(stage)
+        services.wait_ready(list(STAGE_NAMES))
+    except BaseException:  # not yet the caller's to stop (a SIGTERM meanwhile would leave them running)
+        services.stop()
+        raise
     return services, time.monotonic() - started
 
 
