@@ -42,6 +42,8 @@ both alike. The first backend is the baseline of the ratios. Per backend: docume
 repetition, the ratio to the baseline per repetition (median and min-max), and per stage its CPU, the queue
 in front of it (``kafka_model.queue`` on the record timestamps of its input and output topics: where the chunks
 wait is the stage that limits the rate) and its peak RSS; results in ``benchmarks/results/embed_saturation.md``.
+A pipeline given as ``BACKEND@PATH[:PATH]`` (e.g. ``--backends onnx,static@/opt/spacy382``) runs its services with
+PATH before ``PYTHONPATH`` (another build of a library beside the venv's); each pipeline's spaCy version is recorded.
 """
 from __future__ import annotations
 
@@ -579,9 +581,15 @@ def stage_queues(phase: Phase, reader: Reader) -> dict[str, tuple[float, int, fl
     return out
 
 
+def spacy_version(environment: dict[str, str]) -> str:
+    return subprocess.run([sys.executable, "-c", "import spacy; print(spacy.__version__)"], env=environment,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 def compare_backends(args, backends: list[str]) -> int:
+    """``backends``: pipelines ``BACKEND`` or ``BACKEND@PATH[:PATH]`` (PATH prepended to its services' PYTHONPATH)."""
     if len(backends) < 2 or len(set(backends)) != len(backends):
-        raise SystemExit(f"--backends needs two or more different backends, got {backends}")
+        raise SystemExit(f"--backends needs two or more different pipelines, got {backends}")
     q = args.quick
     reps = args.repetitions or (2 if q else 4)
     dev = dev_documents(args.documents or (12 if q else None))
@@ -595,15 +603,21 @@ def compare_backends(args, backends: list[str]) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="anonstream-bench-kafka-"))
     pipes: dict[str, Pipeline] = {}
     ready_s: dict[str, float] = {}
+    spacy: dict[str, str] = {}
     runs: dict[str, list[Phase]] = defaultdict(list)
     try:
         infra_env = infra.up()
         infra_pids = infra.pids()
-        for backend in backends:
-            directory = tmp / backend
+        for i, backend in enumerate(backends):
+            name, _, path = backend.partition("@")
+            directory = tmp / str(i)
             directory.mkdir()
-            environment, settings = pipeline_env(infra_env, "sat" + re.sub(r"[^a-z0-9]", "", backend.lower()), args,
-                                                 directory, {"ANONSTREAM_EMBED_BACKEND": backend})
+            overrides = {"ANONSTREAM_EMBED_BACKEND": name}
+            if path:
+                overrides["PYTHONPATH"] = os.pathsep.join(p for p in (path, os.environ.get("PYTHONPATH")) if p)
+            environment, settings = pipeline_env(infra_env, f"sat{i}" + re.sub(r"[^a-z0-9]", "", name.lower()), args,
+                                                 directory, overrides)
+            spacy[backend] = spacy_version(environment)
             services, ready_s[backend] = start_services(environment, directory)
             pipes[backend] = Pipeline(settings, services)
             common.log(f"{backend}: services consuming after {ready_s[backend]:.0f} s")
@@ -648,7 +662,9 @@ def compare_backends(args, backends: list[str]) -> int:
         f"{machine['load average at start (1/5/15 min)']}, at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
         "(shared with other sessions: absolute rates are noisy, the ratios come from one run). Local Kafka (KRaft, "
         f"one node) and Redis via `deploy/infra.sh`; topics with {args.partitions} partitions. One pipeline per "
-        f"backend ({', '.join(f'`{b}`' for b in backends)}: `ANONSTREAM_EMBED_BACKEND` for every stage), each stage "
+        f"backend ({', '.join(f'`{b}`' for b in backends)}: `ANONSTREAM_EMBED_BACKEND` for every stage; after `@`, "
+        "a path put before `PYTHONPATH` for that pipeline's services; spaCy "
+        + ", ".join(f"{spacy[b]} in `{b}`" for b in backends) + "), each stage "
         f"its own process ({', '.join(STAGE_NAMES)}), all {len(backends) * len(STAGE_NAMES)} processes up for the "
         "whole run under their own topic prefixes and tenants (consuming "
         + ", ".join(f"{b} {ready_s[b]:.0f} s" for b in backends) + " after start). After a warm-up of each "
@@ -659,7 +675,8 @@ def compare_backends(args, backends: list[str]) -> int:
         f"10 s, K = 4. Baseline: `{base}`.")
     summary = []
     for b in backends:
-        summary.append([f"`{b}`", ", ".join(f"{x:.2f}" for x in docs_s[b]), f"**{common.spread(docs_s[b])}**",
+        summary.append([f"`{b}`", spacy[b], ", ".join(f"{x:.2f}" for x in docs_s[b]),
+                        f"**{common.spread(docs_s[b])}**",
                         common.spread(words_s[b], "{:,.0f}"),
                         "1 (baseline)" if b == base else f"**{common.spread(ratios[b])}**",
                         ", ".join(f"{x:.2f}" for x in ratios[b]) if b != base else ""])
@@ -670,9 +687,10 @@ def compare_backends(args, backends: list[str]) -> int:
                         f"runs): target ≥ 2× **{'met' if met else 'not met'}**"
                         + (f" (every run ≥ 2: {'yes' if min(ratios[b]) >= 2.0 else 'no'})" if met else "") + ".")
     results.section("Saturation by backend", "\n\n".join([
-        common.table(["backend", "documents/s per run", "documents/s median (min–max)", "words/s median (min–max)",
-                      f"÷ {base}, median (min–max)", f"÷ {base} per run"], summary),
-        " ".join(verdicts) + " The ratio of run r pairs the two backends' r-th runs, which ran one after the other. "
+        common.table(["backend", "spaCy", "documents/s per run", "documents/s median (min–max)",
+                      "words/s median (min–max)", f"÷ {base}, median (min–max)", f"÷ {base} per run"], summary),
+        " ".join(verdicts) + " The ratio of run r pairs a backend's r-th run with the baseline's, which ran in the "
+        "same turn. "
         "Sanitized documents read more than once over the whole run (before deduplication by key): "
         + ", ".join(f"{b} {duplicates[b]}" for b in backends) + ".",
         common.table(["run", "backend", "out", "seconds", "documents/s", "words/s", "load average (1 min) at the end"],
@@ -710,7 +728,7 @@ def compare_backends(args, backends: list[str]) -> int:
                          rows),
             f"Over the {reps} runs of `{b}` ({out_total} documents out). CPU = user + system seconds of the process "
             "(all threads, `/proc/<pid>/stat`), per document out and per second of the runs' wall time; *idle* = "
-            "the other pipeline's services, idle meanwhile (polling, refit and audit timers). Items waiting in front "
+            "the other pipelines' services, idle meanwhile (polling, refit and audit timers). Items waiting in front "
             "of a stage (`kafka_model.queue`, median over the runs): chunks with a record on its input topic and "
             "none yet on its output topic, time-averaged over the run, and the largest count; ingest counts "
             "documents, the sink chunks until their document is read. Swap holds chunks up to T for a partner and "
@@ -869,9 +887,13 @@ def start_services(environment: dict[str, str], directory: Path) -> tuple[Servic
     """Every stage as its own process with ``environment``; returns them and the seconds until all consume."""
     services = Services(environment, directory)
     started = time.monotonic()
-    for stage in STAGE_NAMES:
-        services.start(stage)
-    services.wait_ready(list(STAGE_NAMES))
+    try:
+        for stage in STAGE_NAMES:
+            services.start(stage)
+        services.wait_ready(list(STAGE_NAMES))
+    except BaseException:  # not yet the caller's to stop (a SIGTERM meanwhile would leave them running)
+        services.stop()
+        raise
     return services, time.monotonic() - started
 
 
@@ -900,7 +922,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1, help="side-by-side rounds (each system once per round)")
     parser.add_argument("--backends", help="comma-separated embedding backends (e.g. onnx,static; the first is "
                         "the baseline): only the saturation phase, one pipeline per backend, the backends taking "
-                        "turns; writes embed_saturation.md")
+                        "turns; BACKEND@PATH[:PATH] puts PATH before that pipeline's PYTHONPATH; writes "
+                        "embed_saturation.md")
     parser.add_argument("--repetitions", type=int, help="with --backends: saturation runs per backend (default 4, "
                         "quick 2)")
     parser.add_argument("--instances", action="store_true", help="only saturation with 1 and 2 processes of "
