@@ -278,7 +278,8 @@ class PiiEngine:
                 # the state as an actor ("Polish Government", "Republic of Poland") signals the document's
                 # background country far more than places or nationalities do
                 entities.count_country(ent["country"], 10 if _STATE_WORDS.search(surface) else 1)
-            own = kind_of(d.type, d.subtype, surface, text[max(0, d.start - 16):d.start], text[d.end:d.end + 16])
+            own = kind_of(d.type, d.subtype, surface, text[max(0, d.start - 16):d.start], text[d.end:d.end + 16]) \
+                if "kind" not in ent or d.type == "DEM" else None
             if "kind" not in ent:  # the first mention decides the entity's kind (pii/kinds.py) ...
                 ent["kind"] = own
             # ... except a demonym's: "a Finnish national" and "submissions in Finnish" are one form, a nationality
