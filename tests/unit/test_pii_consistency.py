@@ -60,6 +60,16 @@ def test_a_given_name_that_is_a_large_city_after_a_locative_is_a_place(vetter):
     assert [d.type for d in out] == ["LOC", "PERSON"]
 
 
+def test_a_name_built_on_the_noun_of_a_thing_is_no_person(vetter):
+    text = ("He won the Gruen Trophy, recorded the Horst Wessel Song and raced at Rideau Carleton Raceway. "
+            "Wesley Wall and Bill Gates met Mr J.P. Buhl.")
+    names = ["Gruen Trophy", "Horst Wessel Song", "Rideau Carleton Raceway", "Wesley Wall", "Bill Gates", "J.P. Buhl"]
+    out = vetter.vet(text, [_ner_person(text, n) for n in names])
+    assert _labels(text, out) == {"Gruen Trophy": "MISC", "Horst Wessel Song": "MISC", "Rideau Carleton Raceway": "MISC",
+                                  "Wesley Wall": "PERSON", "Bill Gates": "PERSON", "J.P. Buhl": "PERSON"}
+    # a given name followed by a thing's noun is a name (Wall); a surname WordNet knows as a person's is one (Gates)
+
+
 def test_common_and_legal_words_are_dropped(vetter):
     text = "Article 5 of Law no. 3713 applied. A number of hearing dates were set."
     assert vetter.vet(text, [_ner_person(text, "Law"), _ner_person(text, "A", recognizer="propagation")]) == []

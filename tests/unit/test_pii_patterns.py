@@ -178,3 +178,12 @@ def test_a_bare_year_the_tagger_read_as_a_count_is_a_date():
             SimpleNamespace(label_="CARDINAL", start_char=28, end_char=33, text="2,016")]
     found = SpacyNerRecognizer().analyze(text, SimpleNamespace(ents=ents))
     assert [(text[d.start:d.end], d.type) for d in found] == [("2016", "DATETIME"), ("2,016 units", "QUANTITY")]
+
+
+def test_a_number_after_a_document_structure_noun_is_a_cross_reference():
+    from anonstream.pii.patterns import is_cross_reference
+
+    text = "(see paragraphs 26-29 below), § 3, page 365; Now to Slide 28. She paid 26 euros in section heating."
+    for ref in ("26-29", "3,", "365", "28"):
+        assert is_cross_reference(text, text.index(ref))
+    assert not is_cross_reference(text, text.index("26 euros"))

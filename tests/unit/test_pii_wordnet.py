@@ -53,3 +53,10 @@ def test_a_public_office_named_by_what_it_is_is_not_masked_but_a_lower_case_occu
     prosecutor = ents.resolve("DEM", "public prosecutor", "OCCUPATION")
     prosecutor["surface"] = "public prosecutor"
     assert RulePolicy(public_office_no_mask=True).classify(prosecutor, ents) == "QUASI"
+
+
+def test_names_a_thing_by_the_lexicographer_files_of_all_senses():
+    assert wordnet.names_a_thing("Trophy") and wordnet.names_a_thing("Avenue") and wordnet.names_a_thing("Leagues")
+    assert not wordnet.names_a_thing("Gates")  # a sense is a person (Bill Gates): a surname
+    assert not wordnet.names_a_thing("Szczecin")  # no common noun
+    assert wordnet.LEXFILE_GROUP in wordnet.noun_lexfiles("league")

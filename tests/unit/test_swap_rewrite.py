@@ -283,6 +283,8 @@ def test_a_neutral_noun_fits_the_words_around_it(text, expected):
     ("It is close to the {DATETIME/DATE:second-quarter 2015} amount.", "2015", "It is close to the 2015 amount."),
     ("Debt was low at the {DATETIME/DATE:end of 2014}.", "2014", "Debt was low in 2014."),
     ("Debt was low at {DATETIME/DATE:the end of 2014}.", "2014", "Debt was low in 2014."),
+    ("From the {DATETIME/DATE:beginning of 2006} the applicant was represented by A.", "2006",
+     "From 2006 the applicant was represented by A."),  # a determiner after it: the value qualifies no noun
 ])
 def test_a_the_before_words_that_became_a_bare_year_goes_with_them(text, year, expected):
     c = make_chunk("d", 0, text)

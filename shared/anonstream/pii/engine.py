@@ -53,8 +53,8 @@ from .windows import NerWindows
 from .operators import Operator, OperatorContext, make_operator
 from .patterns import (
     CardRecognizer, CaseNumberRecognizer, DateTimeRecognizer, EmailRecognizer, IbanRecognizer, IpRecognizer,
-    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, ResultRecognizer, UrlRecognizer, is_legal_date,
-    is_provision_reference,
+    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, ResultRecognizer, UrlRecognizer, is_cross_reference,
+    is_legal_date, is_provision_reference,
 )
 from .policies import make_policy
 from .policy import IdentifierPolicy, country_of, rank_max
@@ -242,6 +242,7 @@ class PiiEngine:
                 found = r.vet_detections(text, found)
         found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()
                  and not (d.type == "DATETIME" and is_legal_date(text, d.start, d.end))
+                 and not (d.type in ("QUANTITY", "DATETIME") and is_cross_reference(text, d.start))
                  and not is_redaction_placeholder(text, d.start, d.end) and not is_closed_class(text[d.start:d.end])]
         found = cut_at_placeholders(text, cut_at_glued_sentences(text, found))
         if self._allow:

@@ -517,6 +517,18 @@ def is_provision_reference(surface: str) -> bool:
     return _PROVISION.match(surface) is not None
 
 
+# A number that points into a document ("see paragraphs 26-29 below", "§ 3", "page 365", "Slide 28"): what follows
+# a document-structure noun is a cross-reference, not a quantity or a date (TAB train 100: 1 annotated mention
+# after such a noun, NO_MASK, of the QUANTITY, DATETIME, CODE and MISC mentions of every annotator).
+_CROSS_REFERENCE_BEFORE = re.compile(r"(?<![\w-])(?:paragraphs?|§§?|sections?|pages?|pp?\.|chapters?|footnotes?|"
+                                     r"annex(?:es)?|appendix|appendices|slides?|exhibits?)\s*$", re.I)
+
+
+def is_cross_reference(text: str, start: int) -> bool:
+    """The number at ``start`` follows a document-structure noun: a cross-reference (see above)."""
+    return text[start:start + 1].isdigit() and bool(_CROSS_REFERENCE_BEFORE.search(text[max(0, start - 16):start]))
+
+
 # What every match of a rule contains (its scan is skipped when the text has none): a time has ":" or "." before
 # its minutes or has a.m./p.m.; a numeric date has a separator, a month and a separator.
 _TIME_CORE = re.compile(r"[:.][0-5]\d")

@@ -283,6 +283,30 @@ def _named_city_after_locative(text: str, d: Detection) -> bool:
             and not _POSSESSIVE_AFTER.match(text[d.end:d.end + 3]))
 
 
+def _thing_head(surface: str, person_words: set[str]) -> tuple[str, str | None] | None:
+    """A name NER typed PERSON whose last word is a title-case common noun WordNet knows only as a thing, never as a
+    person (``wordnet.names_a_thing``): "Gruen Trophy", "Kennedy Avenue", "Winter Olympics", "Major Leagues",
+    "Rideau Carleton Raceway". Where the name starts with a given name ("Horst Wessel Song") the thing's noun must
+    follow a whole name (two words or more); after initials it is a surname: "Wesley Wall" and "J.P. Buhl" stay persons.
+    Returns the type and subtype to give it: ORG for a group's noun ("League"), MISC otherwise (an EVENT for an
+    event's). In the 100 TAB train judgments and the 100 biographies 21 such spans were another type to an
+    annotator, none a person."""
+    words = re.findall(r"[^\W\d_][\w'’-]*", surface)
+    if len(words) < 2 or len(words[-1]) < 4 or not words[-1][0].isupper() or not words[-1][1:].islower():
+        return None
+    if words[-1] in person_words or not wordnet.names_a_thing(words[-1]):
+        return None
+    before = surface.split()[:-1]
+    if not before or before[-1].endswith(".") or _initial_of(before[-1]) is not None:
+        return None  # "J.P. Buhl": initials, then a surname
+    if _is_anchored(surface, "spacy_ner") and (len(before) < 2 or before[0].rstrip(".").lower() in _TITLE_WORDS):
+        return None
+    first = wordnet.noun_lexfiles(words[-1])[0]
+    if first == wordnet.LEXFILE_GROUP:
+        return "ORG", "ORG"
+    return "MISC", "EVENT" if first == wordnet.LEXFILE_EVENT else None
+
+
 def _owned_name(surface: str, longer: list) -> tuple[str, str | None] | None:
     """The (type, subtype) of a longer non-PERSON name of the document that ``surface``, one word, owns through a
     possessive clitic ("Sam" → "Sam's Club", an ORG), else None. Of the names annotators typed in the 100 TAB
@@ -348,6 +372,11 @@ class PersonVetter:
                 continue
             if d.type == "PERSON" and d.recognizer in BARE_RECOGNIZERS and _named_city_after_locative(text, d):
                 out.append(replace(d, type="LOC", subtype="GPE", rule=f"{d.rule}+vet:locative_city"))
+                continue
+            thing = _thing_head(text[d.start:d.end], person_words) if d.type == "PERSON" \
+                and d.recognizer in BARE_RECOGNIZERS else None
+            if thing is not None:  # "Gruen Trophy", "Horst Wessel Song": a name built on a common noun of a thing
+                out.append(replace(d, type=thing[0], subtype=thing[1], rule=f"{d.rule}+vet:thing_head"))
                 continue
             if d.type != "PERSON" or _is_anchored(text[d.start : d.end], d.recognizer):
                 out.append(d)

@@ -128,6 +128,34 @@ def is_person_noun(word: str) -> bool:
     return data is not None and (int(data[1]) == LEXFILE_PERSON or "person" in data[4:4 + 2 * int(data[3], 16):2])
 
 
+# WordNet's lexicographer files of nouns that name things a proper name can be built on ("Gruen Trophy",
+# "Horst Wessel Song", "Kennedy Avenue", "Major Leagues"): noun.act, noun.artifact, noun.communication, noun.event,
+# noun.group, noun.location, noun.possession.
+LEXFILES_THING = frozenset({4, 6, 10, 11, 14, 15, 21})
+LEXFILE_GROUP = 14
+LEXFILE_EVENT = 11
+
+
+@functools.lru_cache(maxsize=4096)
+def noun_lexfiles(word: str) -> tuple[int, ...]:
+    """The lexicographer files of all noun senses of ``word`` (or its regular singular), most frequent first;
+    WordNet files the famous bearers of a surname as persons ("Gates", "Brooks", "Hall": noun.person)."""
+    senses = _noun_senses()
+    w = word.strip().lower()
+    for lemma in (w, *(w[: len(w) - len(suf)] + rep for suf, rep in _INFLECTIONS if w.endswith(suf))):
+        offsets = senses.get(lemma)
+        if offsets:
+            return tuple(int(_synset(o)[1]) for o in offsets)
+    return ()
+
+
+def names_a_thing(word: str) -> bool:
+    """Some noun sense of ``word`` is a thing of ``LEXFILES_THING`` and none is a person: "Trophy", "Song",
+    "Avenue"; not "Gates", "Brooks", "Hall" (WordNet files famous bearers of those surnames as persons)."""
+    files = noun_lexfiles(word)
+    return bool(set(files) & LEXFILES_THING) and LEXFILE_PERSON not in files
+
+
 @functools.lru_cache(maxsize=4096)
 def is_abbreviation(word: str) -> bool:
     """WordNet writes ``word``'s most frequent noun sense in capitals ("EBITDA", "AIDS", "HIV"): the letters are

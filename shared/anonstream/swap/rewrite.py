@@ -219,12 +219,13 @@ def _sentence_start(text: str, start: int) -> bool:
 
 _NEXT_WORD = re.compile(r"^ ([a-z][a-z'’-]*)")
 # words that cannot follow a modifier: a value followed by one is the head of its phrase, not a modifier ("the
-# Canton of Geneva had tried" -> "Switzerland had tried", not "the Swiss had tried")
+# Canton of Geneva had tried" -> "Switzerland had tried", not "the Swiss had tried"; "from the beginning of 2006 the
+# applicant" -> "from 2006 the applicant")
 _NOT_A_HEAD = frozenset("""
 had has have having was were is are be been being will would shall should can could may might must do does did
 and or but nor for of in on at to from by with within without into onto upon about against between among through
 during before after since until than that which who whom whose where when while as if because although though so
-yet not also then there this these those its his her their our your my itself
+yet not also then there this these those its his her their our your my itself the a an each every some any no
 """.split())
 
 
