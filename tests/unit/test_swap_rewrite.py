@@ -283,6 +283,8 @@ def test_a_neutral_noun_fits_the_words_around_it(text, expected):
     ("It is close to the {DATETIME/DATE:second-quarter 2015} amount.", "2015", "It is close to the 2015 amount."),
     ("Debt was low at the {DATETIME/DATE:end of 2014}.", "2014", "Debt was low in 2014."),
     ("Debt was low at {DATETIME/DATE:the end of 2014}.", "2014", "Debt was low in 2014."),
+    ("It is what we reported at the {DATETIME/DATE:end of March} as usual.", "March",
+     "It is what we reported in March as usual."),
     ("From the {DATETIME/DATE:beginning of 2006} the applicant was represented by A.", "2006",
      "From 2006 the applicant was represented by A."),  # a determiner after it: the value qualifies no noun
 ])
@@ -291,3 +293,11 @@ def test_a_the_before_words_that_became_a_bare_year_goes_with_them(text, year, e
     an = analyze(c, R)
     plans = rewrite.plan_map([s for s in an.sites if s.category == "Date"], lambda v: year, rewrite.OP_GENERALIZE)
     assert rewrite.apply(c.text, c.entities, plans).text == expected
+
+
+def test_between_a_list_of_two_values_that_became_one_reads_in():
+    c = make_chunk("d", 0, "Earnings are comparable between {DATETIME/DATE:2017} and {DATETIME/DATE:2018}, as planned.")
+    an = analyze(c, R)
+    plans = rewrite.plan_map([s for s in an.sites if s.category == "Date"], lambda v: "the 2010s",
+                             rewrite.OP_GENERALIZE)
+    assert rewrite.apply(c.text, c.entities, plans).text == "Earnings are comparable in the 2010s, as planned."

@@ -20,7 +20,8 @@ document) and suggests one-vs-many pairing. Here a category's whole value moves:
   changed sites byte for byte; lists are re-rendered with their own separators; a bare possessive
   apostrophe gets its "s" when the new value does not end in s ("Siemens' plan" → "ARM's plan"); a
   leading "the" of the new value is dropped after a "the" in the text; "on" before a value that
-  became a month or a year becomes "in" ("on 31 August 2006" → "in August 2006"), and "a"/"an" before a value
+  became a month or a year becomes "in" ("on 31 August 2006" → "in August 2006"), so does "between" before a list of
+  two values that became one ("between 2017 and 2018" → "in the 2010s"), and "a"/"an" before a value
   follows the new value ("an Italian" → "a German"). Returns the new text, the
   entity spans moved to the new offsets (changed ones carry the new value as ``text`` and
   ``surrogate``, like the pii stage's replacements), and the changes.
@@ -58,8 +59,8 @@ _STARTS_WITH_THE = re.compile(r"^the\s+", re.I)
 _ON_BEFORE = re.compile(r"\b([Oo])n +$")
 _AT_BEFORE = re.compile(r"\b([Aa])t +$")  # "at the end of 2014" -> "in 2014", not "at 2014"
 _AT_OR_ON_THE = re.compile(r"\b([AaOo])[tn] +[Tt]he +$")
+_BETWEEN_BEFORE = re.compile(r"\b([Bb])etween +$")  # before a list of two values that became one
 _THE_BEFORE = re.compile(r"\b[Tt]he +$")  # "the" right before a value
-_BARE_YEAR = re.compile(r"^\d{4}$")
 _YEAR_BEFORE = re.compile(r"\b\d{4}\s+$")  # "the 2011 World Championships": the year is the name's determiner
 _GLOSS = re.compile(r"\s*\([^()]*\)$")  # a trailing parenthetical: "Zurich (Geschworenengericht)", "PKK (the ...)"
 _MONTH_OR_YEAR = re.compile(r"^(?:(?:January|February|March|April|May|June|July|August|September|October|November|"
@@ -307,8 +308,8 @@ def _lead(text: str, lo: int, start: int, old_value: str, new_value: str, end: i
     """The words right before a changed value that must change with it, as (old, new): "on 31 August 2006" ->
     "in August 2006" (a preposition before a value that became a month or a year); "an Italian" -> "a German"
     (the indefinite article); "the Canton of Geneva" -> "Switzerland" (a "the" before a country's bare name);
-    "in the second quarter of 2016" -> "in 2016" (a "the" before a value of words that became a bare year, unless
-    the value qualifies the next word), "at the end of 2014" -> "in 2014".
+    "in the second quarter of 2016" -> "in 2016" (a "the" before a value of words that became a bare year or month,
+    unless the value qualifies the next word), "at the end of 2014" -> "in 2014", "at the end of March" -> "in March".
     The value's own "the" ("the Netherlands") is ``_fit``'s."""
     if new_value == old_value:
         return "", ""
@@ -316,7 +317,7 @@ def _lead(text: str, lo: int, start: int, old_value: str, new_value: str, end: i
     the = _THE_BEFORE.search(before)
     if the and is_bare_country_name(new_value):  # "of the Canton of Geneva" -> "of Switzerland", not "of the Switzerland"
         return the.group(0), ""
-    if the and _BARE_YEAR.match(new_value) and not old_value[:1].isdigit() and not _modifies_next_word(text, end):
+    if the and _MONTH_OR_YEAR.match(new_value) and not old_value[:1].isdigit() and not _modifies_next_word(text, end):
         at = _AT_OR_ON_THE.search(before)  # "at the end of 2014" -> "in 2014"
         if at:
             return at.group(0), ("I" if at.group(1).isupper() else "i") + "n "
@@ -363,6 +364,9 @@ def apply(text: str, entities: list[EntitySpan], plans: list[SitePlan]) -> Rewri
         else:
             values = [_fit(text, start, v, first=(i == 0)) for i, v in enumerate(plan.values)]
         lead_old, lead_new = _lead(text, max(cursor, start - 9), start, ms[0].value, values[0], ms[0].end)
+        between = _BETWEEN_BEFORE.search(text[max(cursor, start - 9):start])
+        if len(ms) >= 2 and len(values) == 1 and between and not lead_old:  # "between 2017 and 2018" -> "in the 2010s"
+            lead_old, lead_new = between.group(0), ("I" if between.group(1) == "B" else "i") + "n "
         pieces.append(text[cursor:start - len(lead_old)])
         pieces.append(lead_new)
         new_start = start + shift - len(lead_old) + len(lead_new)
