@@ -67,3 +67,16 @@ def test_ordinal_joins_the_name_but_not_the_decision():
     assert [text[d.start:d.end] for d in out] == ["17th Academy Awards", "38th president", "12th Assize Court"]
     assert without_ordinal("12th Assize Court") == "Assize Court"
     assert without_ordinal("Assize Court") == "Assize Court"
+
+
+@pytest.mark.parametrize("text, found, expected", [
+    ("growing our non-cigarettes 20 to 25 basis points.", "25 basis points", "20 to 25 basis points"),
+    ("a tax rate of 23% to 24% for Q1", "24%", "23% to 24%"),
+    ("sales rose 3-4% in the year", "4%", "3-4%"),
+    ("from 2015 to 25 stores", "25 stores", "25 stores"),  # a year, then the count it came to
+    ("he was sentenced to 25 years", "25 years", "25 years"),  # "to" alone: no range
+    ("version 1.2 to 25 users", "25 users", "1.2 to 25 users"),
+])
+def test_a_quantity_takes_the_first_end_of_its_range(text, found, expected):
+    out = extend_names(text, [_det(text, found, "QUANTITY", "CARDINAL")])
+    assert _surfaces(text, out) == [(expected, "QUANTITY")]

@@ -251,3 +251,14 @@ def test_a_continent_is_no_mask_whatever_its_type():
         assert RulePolicy().classify(_entity(ents, "LOC", text), ents) == "NO_MASK", text
     assert RulePolicy(country_no_mask=False).classify(_entity(ents, "LOC", "New Zealand"), ents) == "QUASI"
     assert RulePolicy(continent_no_mask=False).classify(_entity(ents, "LOC", "Europe"), ents) == "QUASI"
+
+
+def test_an_abbreviation_of_a_general_notion_is_no_mask():
+    ents = DocumentEntities("d-abbreviation")
+    for typ, text in (("ORG", "IT"), ("ORG", "EBITDA"), ("MISC", "RV"), ("MISC", "IPO")):
+        assert RulePolicy().classify(_entity(ents, typ, text), ents) == "NO_MASK", text
+    for typ, text in (("ORG", "NASDAQ"), ("ORG", "RAF"), ("ORG", "PKK"), ("ORG", "FFO")):  # a named thing, a body
+        assert RulePolicy().classify(_entity(ents, typ, text), ents) == "QUASI", text
+    other = DocumentEntities("d-word")
+    assert RulePolicy().classify(_entity(other, "ORG", "It"), other) == "QUASI"  # not written in capitals
+    assert RulePolicy(term_abbreviation_no_mask=False).classify(_entity(ents, "ORG", "IT"), ents) == "QUASI"

@@ -31,6 +31,7 @@ def test_descriptive_public_bodies():
     assert is_descriptive_public_body(["minister of planning (minister gospodarki przestrzennej)"], "POL")
     assert not is_descriptive_public_body(["sakarya civil court"], "TUR")  # a place names it
     assert not is_descriptive_public_body(["batman assize court"], "TUR")  # "batman" is a word, and a city
+    assert is_descriptive_public_body(["foreign and commonwealth office"], "GBR")  # a city of that name: not British
     assert not is_descriptive_public_body(["high court of eastern denmark"], "DNK")  # a region
     assert not is_descriptive_public_body(["united states district court"], "POL")  # another country
     # ... unless any country is as unspecific as the background one (RulePolicy: country_no_mask for ORG)
@@ -60,3 +61,11 @@ def test_names_a_thing_by_the_lexicographer_files_of_all_senses():
     assert not wordnet.names_a_thing("Gates")  # a sense is a person (Bill Gates): a surname
     assert not wordnet.names_a_thing("Szczecin")  # no common noun
     assert wordnet.LEXFILE_GROUP in wordnet.noun_lexfiles("league")
+
+
+def test_a_demonym_that_starts_a_wordnet_term_is_part_of_the_term():
+    text = "He played American football, took a Turkish bath, wrote in the German language and met a German official."
+    assert wordnet.starts_a_term(text, text.index("American") + len("American"))
+    assert wordnet.starts_a_term(text, text.index("Turkish") + len("Turkish"))
+    assert not wordnet.starts_a_term(text, text.index("German") + len("German"))  # a language: the demonym's sense
+    assert not wordnet.starts_a_term(text, text.rindex("German") + len("German"))

@@ -3,6 +3,8 @@ expression that names the entity, not the part a recognizer happened to find).
 
 * ``extend_to_ordinal`` — a numeric ordinal right before a name or a position belongs to it ("the 17th Academy
   Awards", "the 38th president", "the 15th Legislative Assembly").
+* ``extend_to_range_start`` — a quantity takes the first end of its range when the tagger left it out ("20 to
+  [25 basis points]").
 * ``extend_to_title_run`` — a name inside a longer run of capitalised words takes the whole run ("Canadian"
   → "Canadian Film Award", "Academy Awards" → "17th Academy Awards", "Broadway" → "Bullets over Broadway",
   "Star Wars" → "Star Wars: Droids"). Runs may contain up to two lower-case joiners between capitalised
@@ -192,10 +194,27 @@ def extend_to_title_run(text: str, dets: list[Detection], runs: list[TitleRun]) 
     return out
 
 
+# the first end of a range the tagger left out: "20 to [25 basis points]", "3-[4%]"
+_YEAR = re.compile(r"(?:19|20)\d\d\b")
+_RANGE_START_BEFORE = re.compile(r"(?<![\w.,])\d[\d,.]*%?\s*(?:to|-|–)\s*$")
+
+
+def extend_to_range_start(text: str, d: Detection, floor: int) -> Detection:
+    """A quantity whose range's first end stands right before it takes it ("growing 20 to 25 basis points": the
+    tagger's "25 basis points" alone was banded into "20 to 20-30 basis points")."""
+    if d.type != "QUANTITY" or not text[d.start:d.start + 1].isdigit():
+        return d
+    m = _RANGE_START_BEFORE.search(text[max(floor, d.start - 24):d.start])
+    if m is None or _YEAR.match(m.group(0)):  # "from 2015 to 25 stores": a year, then the count it came to
+        return d
+    return replace(d, start=d.start - len(m.group(0)))
+
+
 def extend_names(text: str, dets: list[Detection]) -> list[Detection]:
-    """Both extensions over detections sorted by start and non-overlapping (after overlap resolution)."""
+    """The extensions over detections sorted by start and non-overlapping (after overlap resolution)."""
     out: list[Detection] = []
     for i, d in enumerate(dets):
-        out.append(extend_to_ordinal(text, d, dets[i - 1].end if i else 0))
+        out.append(extend_to_range_start(text, extend_to_ordinal(text, d, dets[i - 1].end if i else 0),
+                                         dets[i - 1].end if i else 0))
     seeds = [(d.start, d.end) for d in out if d.type in _RUN_SEED_TYPES]
     return extend_to_title_run(text, out, title_runs(text, seeds)) if seeds else out

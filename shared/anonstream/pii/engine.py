@@ -53,8 +53,8 @@ from .windows import NerWindows
 from .operators import Operator, OperatorContext, make_operator
 from .patterns import (
     CardRecognizer, CaseNumberRecognizer, DateTimeRecognizer, EmailRecognizer, IbanRecognizer, IpRecognizer,
-    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, ResultRecognizer, UrlRecognizer, is_cross_reference,
-    is_legal_date, is_provision_reference,
+    MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, ResultRecognizer, UrlRecognizer, ends_in_cross_reference,
+    is_cross_reference, is_legal_date, is_provision_reference,
 )
 from .policies import make_policy
 from .policy import IdentifierPolicy, country_of, rank_max
@@ -236,13 +236,15 @@ class PiiEngine:
         found: list[Detection] = []
         for r in self.recognizers:
             found.extend(r.analyze(text, doc))
-        found = [d for d in found if not (d.type == "MISC" and is_provision_reference(text[d.start:d.end]))]
+        found = [d for d in found if not (d.type == "MISC" and (is_provision_reference(text[d.start:d.end])
+                                                              or ends_in_cross_reference(text[d.start:d.end])))]
         for r in self.recognizers:  # a recognizer may overrule the others' detections (detector/recognizer.py)
             if hasattr(r, "vet_detections"):
                 found = r.vet_detections(text, found)
         found = [d for d in refine(text, found) if d.score >= self.config.min_score and text[d.start:d.end].strip()
                  and not (d.type == "DATETIME" and is_legal_date(text, d.start, d.end))
                  and not (d.type in ("QUANTITY", "DATETIME") and is_cross_reference(text, d.start))
+                 and not (d.type == "DEM" and wordnet.starts_a_term(text, d.end))
                  and not is_redaction_placeholder(text, d.start, d.end) and not is_closed_class(text[d.start:d.end])]
         found = cut_at_placeholders(text, cut_at_glued_sentences(text, found))
         if self._allow:

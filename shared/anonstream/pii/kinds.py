@@ -300,12 +300,9 @@ representative editor-in-chief rector dean commander""".split())
 _LANGUAGE_BEFORE = re.compile(r"\b(?:in|speak|speaks|spoke|spoken|speaking|use of|into|from)\s+$", re.I)
 
 
-LEXFILE_COMMUNICATION = 10  # WordNet's noun.communication: languages are filed there
-
-
 def is_language_name(word: str) -> bool:
     """Whether WordNet knows ``word`` as the name of a language ("Kurdish", "French"; not "Saudi": a person)."""
-    from .wordnet import hypernym
+    from .wordnet import LEXFILE_COMMUNICATION, hypernym
 
     return hypernym(word, LEXFILE_COMMUNICATION) is not None
 

@@ -529,6 +529,16 @@ def is_cross_reference(text: str, start: int) -> bool:
     return text[start:start + 1].isdigit() and bool(_CROSS_REFERENCE_BEFORE.search(text[max(0, start - 16):start]))
 
 
+_CROSS_REFERENCE_NAME = re.compile(r"(?:^|\s)(?:paragraphs?|sections?|pages?|chapters?|footnotes?|annex|appendix|"
+                                   r"slides?|exhibits?)\s+\d+[a-z]?$", re.I)
+
+
+def ends_in_cross_reference(surface: str) -> bool:
+    """A name that ends with a document-structure noun and its number ("Turning to Slide 5", "Exhibit 99"): the
+    tagger read a cross-reference as a name."""
+    return bool(_CROSS_REFERENCE_NAME.search(surface.strip()))
+
+
 # What every match of a rule contains (its scan is skipped when the text has none): a time has ":" or "." before
 # its minutes or has a.m./p.m.; a numeric date has a separator, a month and a separator.
 _TIME_CORE = re.compile(r"[:.][0-5]\d")

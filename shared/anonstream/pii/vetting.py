@@ -251,10 +251,18 @@ def initials_as_persons(text: str, dets: list[Detection]) -> list[Detection]:
 def periods_as_dates(text: str, dets: list[Detection]) -> list[Detection]:
     """A fiscal period the tagger typed as a name ("Q4" → PERSON 6 times in 40 earnings calls, "Q1" → ORG) is a
     date (``patterns.is_fiscal_period``): DATETIME, so it is generalized as a date ("Q4 2016" → "2016"; a bare
-    "Q4" dates nothing and stays), never a person pseudonym or "the period"."""
-    return [replace(d, type="DATETIME", subtype="DATE", rule=f"{d.rule}+vet:period")
-            if d.type in ("PERSON",) + OTHER_TYPES and is_fiscal_period(text[d.start:d.end].strip(" .,;:")) else d
-            for d in dets]
+    "Q4" dates nothing and stays), never a person pseudonym or "the period". So is a day of the calendar typed as an
+    event ("New Year", "Labor Day", "Ramadan": ``wordnet.names_a_calendar_day``), which without a year dates
+    nothing either ("a happy New Year" had read "a happy the year")."""
+    out = []
+    for d in dets:
+        surface = text[d.start:d.end].strip(" .,;:")
+        if d.type in ("PERSON",) + OTHER_TYPES and is_fiscal_period(surface):
+            d = replace(d, type="DATETIME", subtype="DATE", rule=f"{d.rule}+vet:period")
+        elif d.type == "MISC" and d.subtype in (None, "EVENT") and wordnet.names_a_calendar_day(surface):
+            d = replace(d, type="DATETIME", subtype="DATE", rule=f"{d.rule}+vet:calendar_day")
+        out.append(d)
+    return out
 
 
 def name_words_as_persons(text: str, dets: list[Detection], person_words: set[str]) -> list[Detection]:

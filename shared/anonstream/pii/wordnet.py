@@ -156,6 +156,50 @@ def names_a_thing(word: str) -> bool:
     return bool(set(files) & LEXFILES_THING) and LEXFILE_PERSON not in files
 
 
+LEXFILE_COMMUNICATION = 10  # noun.communication: languages are filed there
+LEXFILE_TIME = 28  # noun.time
+
+
+@functools.lru_cache(maxsize=1024)
+def names_a_calendar_day(surface: str) -> bool:
+    """``surface`` (two words at most, capitalized, no digit) is WordNet's name of a recurring day or season of the
+    calendar, a class and not one dated instance: "New Year", "Christmas", "Labor Day", "Ramadan" (noun.time);
+    not "World War II" (an instance) nor a month ("March": a date's part, which the date rules read)."""
+    words = surface.split()
+    if not 0 < len(words) <= 2 or not surface[:1].isupper() or any(c.isdigit() for c in surface):
+        return False
+    offsets = _noun_senses().get("_".join(words).lower())
+    if not offsets:
+        return False
+    data = _synset(offsets[0])
+    pointers_at = 4 + 2 * int(data[3], 16)
+    kinds = {data[pointers_at + 1 + 4 * i] for i in range(int(data[pointers_at]))}
+    return int(data[1]) == LEXFILE_TIME and "@i" not in kinds and not _MONTH.fullmatch(surface)
+
+
+_MONTH = re.compile(r"(?:January|February|March|April|May|June|July|August|September|October|November|December)",
+                    re.I)
+
+
+def starts_a_term(text: str, end: int) -> bool:
+    """The word ending at ``end`` and the one or two lower-case words after it are a WordNet noun that is no language
+    ("American football", "Turkish bath", "Swiss cheese"; not "German language"): a term of the language, which the
+    word's other sense (a nationality) is not part of."""
+    head = re.search(r"([^\W\d_]+)$", text[max(0, end - 40):end])
+    after = re.match(r"(?:\s+([a-z]+))(?:\s+([a-z]+))?", text[end:end + 40])
+    if not head or not after:
+        return False
+    senses = _noun_senses()
+    for n in (2, 1):
+        words = [w for w in after.groups()[:n] if w]
+        if len(words) < n:
+            continue
+        offsets = senses.get("_".join([head.group(1).lower(), *words]))
+        if offsets:
+            return int(_synset(offsets[0])[1]) != LEXFILE_COMMUNICATION
+    return False
+
+
 @functools.lru_cache(maxsize=4096)
 def is_abbreviation(word: str) -> bool:
     """WordNet writes ``word``'s most frequent noun sense in capitals ("EBITDA", "AIDS", "HIV"): the letters are
@@ -165,6 +209,20 @@ def is_abbreviation(word: str) -> bool:
         return False
     lemmas = [re.sub(r"\(.*\)$", "", data[4 + 2 * i]) for i in range(int(data[3], 16))]
     return any(lemma.lower() == word.lower() and lemma.isupper() for lemma in lemmas)
+
+
+@functools.lru_cache(maxsize=4096)
+def is_term_abbreviation(word: str) -> bool:
+    """``word`` is an abbreviation WordNet spells in capitals (``is_abbreviation``) for a general notion, not for
+    one named thing nor for a body or a kind of person: "IT", "RV", "IPO", "EBITDA", "TNF", "HIV" (noun.cognition,
+    artifact, act, possession, substance, state ...), not "NASDAQ" (an instance), "RAF" or "FDA" (noun.group),
+    "CEO" (noun.person)."""
+    if not is_abbreviation(word):
+        return False
+    data = _first_sense(word)
+    pointers_at = 4 + 2 * int(data[3], 16)
+    kinds = {data[pointers_at + 1 + 4 * i] for i in range(int(data[pointers_at]))}
+    return "@i" not in kinds and int(data[1]) not in (LEXFILE_GROUP, LEXFILE_PERSON, 15)
 
 
 def _first_sense(word: str) -> list[str] | None:
