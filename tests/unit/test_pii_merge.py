@@ -54,6 +54,14 @@ def test_combine_adjacent_extends_and_merges():
     assert got == [("Batman Assize Court", "ORG"), ("Sheraton hotel", "ORG"), ("Ankara, Turkey", "LOC")]
 
 
+def test_a_us_date_split_at_its_comma_is_one_date():
+    text = "the quarter ended December 31, 2017 and, in Paris, 2016 was good"
+    dets = [_det(text, "December 31", "DATETIME"), _det(text, "2017", "DATETIME"), _det(text, "Paris", "LOC"),
+            _det(text, "2016", "DATETIME")]
+    got = [(_surface(text, d), d.type) for d in combine_adjacent(text, dets)]
+    assert got == [("December 31, 2017", "DATETIME"), ("Paris", "LOC"), ("2016", "DATETIME")]
+
+
 def test_native_aliases_labelled_and_unlabelled():
     from anonstream.pii.merge import native_aliases
 
@@ -302,6 +310,18 @@ def test_a_fiscal_period_typed_as_a_name_is_a_date():
     text = "Turning to Q4, and to Q1 and Q2, Spok grew."
     dets = [_det(text, "Q4", "PERSON"), _det(text, "Q1 and Q2", "ORG"), _det(text, "Spok", "PERSON")]
     assert [d.type for d in periods_as_dates(text, dets)] == ["DATETIME", "DATETIME", "PERSON"]
+
+
+def test_a_calendar_day_is_a_date_and_a_language_qualifying_a_noun_a_demonym():
+    from anonstream.pii.vetting import periods_as_dates
+
+    text = "A happy New Year to the English retired footballer, who spoke English and the English language."
+    dets = [Detection(text.index("New Year"), text.index("New Year") + 8, "MISC", 0.85, "spacy_ner", "ner:X",
+                      subtype="EVENT")]
+    dets += [Detection(m, m + 7, "MISC", 0.85, "spacy_ner", "ner:X", subtype="LANGUAGE")
+             for m in (i for i in range(len(text)) if text.startswith("English", i))]
+    assert [(d.type, d.subtype) for d in periods_as_dates(text, dets)] == [
+        ("DATETIME", "DATE"), ("DEM", "NORP"), ("MISC", "LANGUAGE"), ("MISC", "LANGUAGE")]
 
 
 def test_a_span_ends_at_a_full_stop_glued_to_the_next_sentence():

@@ -301,3 +301,19 @@ def test_between_a_list_of_two_values_that_became_one_reads_in():
     plans = rewrite.plan_map([s for s in an.sites if s.category == "Date"], lambda v: "the 2010s",
                              rewrite.OP_GENERALIZE)
     assert rewrite.apply(c.text, c.entities, plans).text == "Earnings are comparable in the 2010s, as planned."
+
+
+def test_the_new_values_article_goes_after_a_determiner_and_its_modifiers():
+    c = make_chunk("d", 0, "I want to thank the outstanding {ORG/ORG:Western Digital team} and the case of {ORG/ORG:Acme}.")
+    an = analyze(c, R)
+    plans = rewrite.plan_map([s for s in an.sites if s.category == "Organization"], lambda v: "the team",
+                             rewrite.OP_GENERALIZE)
+    assert rewrite.apply(c.text, c.entities, plans).text == \
+        "I want to thank the outstanding team and the case of the team."
+
+
+def test_a_new_value_with_its_own_article_replaces_the_texts_article():
+    c = make_chunk("d", 0, "She wrote an {MISC/LANGUAGE:Urdu} poem.")
+    an = analyze(c, R)
+    plans = rewrite.plan_map(an.sites, lambda v: "an Asian language", rewrite.OP_GENERALIZE)
+    assert rewrite.apply(c.text, c.entities, plans).text == "She wrote an Asian language poem."

@@ -286,8 +286,14 @@ def joins_person(text: str, prev: Detection, d: Detection) -> bool:
     return bool(_NICKNAME_GAP.match(gap)) or gap == ". " and bool(_ABBREVIATED_NAME.search(text, prev.start, prev.end))
 
 
+_MONTH_DAY_END = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+                            r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?\s+\d{1,2}(?:st|nd|rd|th)?$")
+_YEAR_ONLY = re.compile(r"(?:1[5-9]|20)\d\d")
+
+
 def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
-    """After overlap resolution: "Canton" + "of Geneva" → one LOC ("Canton of Geneva Court" → one ORG); "City, Country" → one LOC (an address-like place; not when the first place is
+    """After overlap resolution: "December 31" + ", 2017" → one DATETIME (a US-style date the tagger split at its
+    comma); "Canton" + "of Geneva" → one LOC ("Canton of Geneva Court" → one ORG); "City, Country" → one LOC (an address-like place; not when the first place is
     itself a country: "Denmark, Switzerland" is a list); a place, name or organisation right before an ORG
     with only a space between ("Batman" + "Assize Court", "Şehit Tevfik" + "Fikret Erciyes police station") →
     one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
@@ -315,6 +321,10 @@ def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
         if out:
             prev = out[-1]
             gap = text[prev.end : d.start]
+            if prev.type == d.type == "DATETIME" and gap == ", " and _MONTH_DAY_END.search(text[prev.start:prev.end]) \
+                    and _YEAR_ONLY.fullmatch(text[d.start:d.end]):  # "December 31" + ", 2017": one US-style date
+                out[-1] = replace(prev, end=d.end, rule=prev.rule + "+year")
+                continue
             if prev.type == "LOC" and d.type == "LOC" and _COUNTRY_TAIL.match(gap) \
                     and country_of(text[prev.start:prev.end]) is None:  # "Denmark, Switzerland" is a list
                 out[-1] = replace(prev, end=d.end, rule=prev.rule + "+loc", score=max(prev.score, d.score))

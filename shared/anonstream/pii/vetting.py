@@ -53,7 +53,7 @@ from typing import Iterable
 
 from . import wordnet
 from .base import Detection
-from .gazetteer import TITLES, city_population, default_matcher, first_names
+from .gazetteer import QUALIFIED_WORD_AFTER, TITLES, city_population, default_matcher, first_names
 from .grouping import DocumentEntities, _initial_of, _name_tokens, entity_form, normalize
 from .patterns import is_fiscal_period
 from .policy import GENERIC_ORG_WORDS, LEGAL_WORDS
@@ -248,12 +248,16 @@ def initials_as_persons(text: str, dets: list[Detection]) -> list[Detection]:
     return out
 
 
+_LANGUAGE_NOUN_AFTER = re.compile(r"\s+language\b")
+
+
 def periods_as_dates(text: str, dets: list[Detection]) -> list[Detection]:
     """A fiscal period the tagger typed as a name ("Q4" → PERSON 6 times in 40 earnings calls, "Q1" → ORG) is a
     date (``patterns.is_fiscal_period``): DATETIME, so it is generalized as a date ("Q4 2016" → "2016"; a bare
     "Q4" dates nothing and stays), never a person pseudonym or "the period". So is a day of the calendar typed as an
     event ("New Year", "Labor Day", "Ramadan": ``wordnet.names_a_calendar_day``), which without a year dates
-    nothing either ("a happy New Year" had read "a happy the year")."""
+    nothing either ("a happy New Year" had read "a happy the year"). A language's name that qualifies the noun after
+    it is a demonym ("an English retired footballer", DEM; it had read "an a language retired footballer")."""
     out = []
     for d in dets:
         surface = text[d.start:d.end].strip(" .,;:")
@@ -261,6 +265,9 @@ def periods_as_dates(text: str, dets: list[Detection]) -> list[Detection]:
             d = replace(d, type="DATETIME", subtype="DATE", rule=f"{d.rule}+vet:period")
         elif d.type == "MISC" and d.subtype in (None, "EVENT") and wordnet.names_a_calendar_day(surface):
             d = replace(d, type="DATETIME", subtype="DATE", rule=f"{d.rule}+vet:calendar_day")
+        elif d.type == "MISC" and d.subtype == "LANGUAGE" and " " not in surface \
+                and QUALIFIED_WORD_AFTER.match(text, d.end) and not _LANGUAGE_NOUN_AFTER.match(text, d.end):
+            d = replace(d, type="DEM", subtype="NORP", rule=f"{d.rule}+vet:modifier")
         out.append(d)
     return out
 

@@ -51,6 +51,16 @@ _ENDS_WITH_DETERMINER = re.compile(
 _DETERMINER_AND_ADJECTIVES = re.compile(
     r"(?:^|\W)(?:the|a|an|its|his|her|their|our|my|your|of|in|for|on|with|from|at|by)\s+(?:(?:[a-z]+(?:ed|al|ive|ous|ic|ful|"
     r"able|ible|ary)|new|same|other|first|last|next|whole|entire|full|own)\s+){1,2}$", re.I)
+# a determiner and one lower-case word that is no function word ("the outstanding Western Digital team" -> "the
+# outstanding team", not "the outstanding the team"; two words may be a clause: "the company acquired Vantor")
+_DETERMINER_AND_WORDS = re.compile(r"(?:^|\W)(?:the|a|an|its|his|her|their|our|my|your)\s+([a-z]+\s+)$", re.I)
+
+
+def _after_determiner_and_modifiers(before: str) -> bool:
+    m = _DETERMINER_AND_WORDS.search(before)
+    return bool(m) and not any(w in _NOT_A_HEAD for w in m.group(1).split())
+
+
 # "that" (also "this", "these", "those") before a name is a conjunction or a pronoun, not the name's determiner: "a
 # value proposition that Agilent has" → "that the company has", unless the name qualifies the next word ("that
 # Agilent product")
@@ -272,7 +282,8 @@ def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | N
         name_after_conjunction = text[start:start + 1].isupper() and _DEMONSTRATIVE_BEFORE.search(before) \
             and not (end is not None and _qualifies_next_noun(text, end, before))
         if first and (_ENDS_WITH_DETERMINER.search(before) or _YEAR_BEFORE.search(before) or _DETERMINER_AND_ADJECTIVES.search(
-                text[max(0, start - 40):start])) and not name_after_conjunction:
+                text[max(0, start - 40):start]) or _after_determiner_and_modifiers(text[max(0, start - 40):start])) \
+                and not name_after_conjunction:
             new_value = _STARTS_WITH_THE.sub("", new_value, count=1)
         else:
             new_value = "t" + new_value[1:]
@@ -330,6 +341,8 @@ def _lead(text: str, lo: int, start: int, old_value: str, new_value: str, end: i
         old = on.group(0)
         return old, ("I" if on.group(1) == "O" else "i") + "n" + old[2:]
     art = _ARTICLE_BEFORE.search(before)
+    if art and re.match(r"an? ", new_value):  # the new value brings its own article: "an [English]" -> "a language"
+        return art.group(0), ""
     if art:
         old = art.group(0)
         new = art.group(1) + article_for(new_value)[1:] + old[len(art.group(1)) + len(art.group(2)):]
