@@ -187,3 +187,12 @@ def test_a_number_after_a_document_structure_noun_is_a_cross_reference():
     for ref in ("26-29", "3,", "365", "28"):
         assert is_cross_reference(text, text.index(ref))
     assert not is_cross_reference(text, text.index("26 euros"))
+
+
+def test_a_name_ending_in_a_document_structure_noun_and_number_is_a_cross_reference():
+    from anonstream.pii.patterns import ends_in_cross_reference
+
+    for name in ("Turning to Slide 5", "Exhibit 99", "Item 1A", "Page 13"):
+        assert ends_in_cross_reference(name), name
+    for name in ("Boeing 787", "Slide Rule Inc", "Section Partners"):
+        assert not ends_in_cross_reference(name), name

@@ -530,12 +530,12 @@ def is_cross_reference(text: str, start: int) -> bool:
 
 
 _CROSS_REFERENCE_NAME = re.compile(r"(?:^|\s)(?:paragraphs?|sections?|pages?|chapters?|footnotes?|annex|appendix|"
-                                   r"slides?|exhibits?)\s+\d+[a-z]?$", re.I)
+                                   r"slides?|exhibits?|items?)\s+\d+[a-z]?$", re.I)
 
 
 def ends_in_cross_reference(surface: str) -> bool:
-    """A name that ends with a document-structure noun and its number ("Turning to Slide 5", "Exhibit 99"): the
-    tagger read a cross-reference as a name."""
+    """A name that ends with a document-structure noun and its number ("Turning to Slide 5", "Exhibit 99", "Item
+    1A" of an annual report): the tagger read a cross-reference as a name."""
     return bool(_CROSS_REFERENCE_NAME.search(surface.strip()))
 
 
