@@ -283,6 +283,11 @@ def test_a_neutral_noun_fits_the_words_around_it(text, expected):
     ("It is close to the {DATETIME/DATE:second-quarter 2015} amount.", "2015", "It is close to the 2015 amount."),
     ("Debt was low at the {DATETIME/DATE:end of 2014}.", "2014", "Debt was low in 2014."),
     ("Debt was low at {DATETIME/DATE:the end of 2014}.", "2014", "Debt was low in 2014."),
+    ("In the {DATETIME/DATE:second quarter of 2016} we grew.", "2016", "In 2016 we grew."),  # a pronoun: no noun
+    ("The plant opens at the {DATETIME/DATE:end of the second quarter of 2017}.", "end of 2017",
+     "The plant opens in 2017."),  # "at the end of 2017" is a point the original was not
+    ("We will know by the {DATETIME/DATE:end of the first quarter of 2018}.", "end of 2018",
+     "We will know by the end of 2018."),  # an upper bound: true
     ("It is what we reported at the {DATETIME/DATE:end of March} as usual.", "March",
      "It is what we reported in March as usual."),
     ("From the {DATETIME/DATE:beginning of 2006} the applicant was represented by A.", "2006",

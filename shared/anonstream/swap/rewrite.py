@@ -237,6 +237,7 @@ had has have having was were is are be been being will would shall should can co
 and or but nor for of in on at to from by with within without into onto upon about against between among through
 during before after since until than that which who whom whose where when while as if because although though so
 yet not also then there this these those its his her their our your my itself the a an each every some any no
+we i you he she it they
 """.split())
 
 
@@ -261,6 +262,8 @@ def _qualifies_next_noun(text: str, end: int, before: str) -> bool:
 
 
 _NEUTRAL_NOUN = re.compile(r"the ([a-z]+)")
+_EDGE_OF_YEAR = re.compile(r"(?:end|beginning|start|middle|close) of (\d{4})", re.I)
+_INNER_PERIOD = re.compile(r"\b(?:quarter|half|months|Q[1-4])\b", re.I)
 
 
 def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | None = None) -> str:
@@ -269,7 +272,12 @@ def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | N
     prosecutor", not "the Germany public prosecutor"); a leading "the" of the value dropped after a determiner
     in the text ("his the company") or a year ("the 2011 World Championships" -> "the 2010s championships", not
     "the 2010s the championships"), a "that" before a name being none ("that Agilent has" -> "that the company
-    has"); a lower-case value capitalized at a sentence start only."""
+    has"); a lower-case value capitalized at a sentence start only; "at the [end of the second quarter of 2017]" ->
+    "at the [2017]" (then "in 2017", ``_lead``), not "at the end of 2017", a point the original was not."""
+    edge = _EDGE_OF_YEAR.fullmatch(new_value)
+    if edge and end is not None and _AT_OR_ON_THE.search(text[max(0, start - 8):start]) \
+            and _INNER_PERIOD.search(text[start:end]):
+        new_value = edge.group(1)
     if end is not None and _THE_BEFORE.search(text[max(0, start - 9):start]) and _modifies_next_word(text, end):
         new_value = country_adjective(new_value) or new_value
     noun = _NEUTRAL_NOUN.fullmatch(new_value)
