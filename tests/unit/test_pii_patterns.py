@@ -196,3 +196,25 @@ def test_a_name_ending_in_a_document_structure_noun_and_number_is_a_cross_refere
         assert ends_in_cross_reference(name), name
     for name in ("Boeing 787", "Slide Rule Inc", "Section Partners"):
         assert not ends_in_cross_reference(name), name
+
+
+def test_numbers_inside_codes_and_names_and_category_labels_are_no_entities():
+    from anonstream.pii.patterns import (
+        is_category_label, is_currency_code, is_inside_a_code, is_inside_a_name, is_legal_date)
+
+    text = "In Q4 we filed an 8-K; 25 units sold. He played One Day International cricket. One Day later he left."
+    assert is_inside_a_code(text, text.index("4 we"), text.index("4 we") + 1)  # "Q4" read as "Q" and "4"
+    assert is_inside_a_code(text, text.index("8-K"), text.index("8-K") + 1)
+    assert not is_inside_a_code(text, text.index("25"), text.index("25") + 2)
+    assert is_inside_a_code("Q4 results fell", 0, 10)
+    one = text.index("One Day I")
+    assert is_inside_a_name(text, one, one + 7)
+    later = text.index("One Day later")
+    assert not is_inside_a_name(text, later, later + 7)  # a sentence's first words
+    for label in ("Phase III", "Class A", "Tier 1", "Form 10-K"):
+        assert is_category_label(label), label
+    for name in ("Boeing 787", "Galaxy", "Phase"):
+        assert not is_category_label(name), name
+    assert is_currency_code("GBP") and not is_currency_code("GBP 5")
+    statute = "under SFS 1971:291 of the code"
+    assert is_legal_date(statute, statute.index("1971"), statute.index("1971") + 4)

@@ -54,7 +54,8 @@ from .operators import Operator, OperatorContext, make_operator
 from .patterns import (
     CardRecognizer, CaseNumberRecognizer, DateTimeRecognizer, EmailRecognizer, IbanRecognizer, IpRecognizer,
     MoneyRecognizer, PhoneRecognizer, QuantityRecognizer, ResultRecognizer, UrlRecognizer, ends_in_cross_reference,
-    is_cross_reference, is_legal_date, is_provision_reference,
+    is_category_label, is_cross_reference, is_currency_code, is_inside_a_code, is_inside_a_name, is_legal_date,
+    is_provision_reference,
 )
 from .policies import make_policy
 from .policy import IdentifierPolicy, country_of, rank_max
@@ -236,8 +237,11 @@ class PiiEngine:
         found: list[Detection] = []
         for r in self.recognizers:
             found.extend(r.analyze(text, doc))
-        found = [d for d in found if not (d.type == "MISC" and (is_provision_reference(text[d.start:d.end])
-                                                              or ends_in_cross_reference(text[d.start:d.end])))]
+        found = [d for d in found if not (d.type in ("MISC", "ORG", "LOC") and (
+            is_provision_reference(text[d.start:d.end]) or ends_in_cross_reference(text[d.start:d.end])
+            or is_category_label(text[d.start:d.end]) or is_currency_code(text[d.start:d.end])))
+            and not (d.type == "QUANTITY" and is_inside_a_code(text, d.start, d.end))
+            and not (d.type in ("QUANTITY", "DATETIME") and is_inside_a_name(text, d.start, d.end))]
         for r in self.recognizers:  # a recognizer may overrule the others' detections (detector/recognizer.py)
             if hasattr(r, "vet_detections"):
                 found = r.vet_detections(text, found)

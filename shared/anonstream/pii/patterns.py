@@ -493,7 +493,8 @@ _LEGAL_DATE_BEFORE = re.compile(
     # the year in a statute's title: "the Police and Criminal Evidence Act 1984" (had read "Act the 1980s")
     r"|(?:\b(?:Act|Regulations|Order|Rules)\s+$))")
 _LEGAL_DATE_AFTER = re.compile(
-    r"^,?\s+(?:the Court changed the composition|when Protocol No\.|(?:Law|Act|Decree)\s+[Nn]o\.)"
+    r"^:\d"  # a statute's year and number ("SFS 1971:291"), not a date
+    r"|^,?\s+(?:the Court changed the composition|when Protocol No\.|(?:Law|Act|Decree)\s+[Nn]o\.)"
     r"|^\s+(?:[A-Z][a-z]+\s+)?(?:Act|Law|Code|Constitution|Decree|Regulations?)\b")  # "the 2004 Act", "the 1997 Lustration Act"
 
 
@@ -531,6 +532,51 @@ def is_cross_reference(text: str, start: int) -> bool:
 
 _CROSS_REFERENCE_NAME = re.compile(r"(?:^|\s)(?:paragraphs?|sections?|pages?|chapters?|footnotes?|annex|appendix|"
                                    r"slides?|exhibits?|items?)\s+\d+[a-z]?$", re.I)
+
+
+# a number inside a code-like token: a letter right before it ("Q4" read as "Q" and "4") or a hyphen and a capital
+# letter right after it ("8-K", "10-Q": the forms a company files)
+_LETTER_BEFORE = re.compile(r"[^\W\d_]$")
+_FORM_AFTER = re.compile(r"-[A-Z]\b")
+_FORM_NAME = re.compile(r"\d+-[A-Z]\w*$")
+_LETTERS_AND_NUMBER = re.compile(r"[^\W\d_]{1,3}\d")  # "Q4 results", "H1 sales": a period's code
+
+
+def is_inside_a_code(text: str, start: int, end: int) -> bool:
+    """The number at [start, end) is part of a code-like token ("Q4", "8-K", "Form 10-Q"; a span "Q4 results" the
+    tagger called a count), not a quantity."""
+    return bool(_LETTER_BEFORE.search(text[max(0, start - 1):start]) or _FORM_AFTER.match(text, end)
+                or _FORM_NAME.fullmatch(text[start:end]) or _LETTERS_AND_NUMBER.match(text, start))
+
+
+# a category label: a common noun and its number or letter ("Phase III", "Class A", "Tier 1", "Form 10-K")
+_LABEL = re.compile(r"(?:the\s+)?([A-Z][a-z]+)\s+(?:[IVX]+|\d+[A-Za-z]?|[A-Z]|\d+-[A-Z]\w*)")
+
+
+def is_category_label(surface: str) -> bool:
+    """A common noun followed by a numeral or a letter ("Phase III" of a trial, "Class A" shares, "Tier 1" capital,
+    "Form 10-K"): a label of a category everybody uses, not a name (WordNet knows the noun as a common word)."""
+    from .wordnet import is_common_word, is_noun
+
+    m = _LABEL.fullmatch(surface.strip())
+    return bool(m) and is_common_word(m.group(1)) and is_noun(m.group(1))
+
+
+_CAPITALIZED_WORDS = re.compile(r"[A-Z][a-z]+(?:[\s-]+[A-Z][a-z]+)*")
+_CAPITAL_AFTER = re.compile(r"[ \t]+[A-Z][a-z]")
+_SENTENCE_END_BEFORE = re.compile(r"(?:^|[.!?:;\n\"“‘(])\s*$")
+
+
+def is_inside_a_name(text: str, start: int, end: int) -> bool:
+    """A number or a time written in capitalized words inside a run of capitalized words ("One Day International",
+    "Formula One Group"): a piece of a name, not a quantity or a date of the text."""
+    return bool(_CAPITALIZED_WORDS.fullmatch(text[start:end]) and _CAPITAL_AFTER.match(text, end)
+                and not _SENTENCE_END_BEFORE.search(text[max(0, start - 3):start]))
+
+
+def is_currency_code(surface: str) -> bool:
+    """A currency's ISO code alone ("GBP", "EUR"): a unit, which the tagger sometimes types as an organisation."""
+    return re.fullmatch(_CUR_CODES, surface.strip()) is not None
 
 
 def ends_in_cross_reference(surface: str) -> bool:
