@@ -284,6 +284,7 @@ def test_a_neutral_noun_fits_the_words_around_it(text, expected):
     ("Debt was low at the {DATETIME/DATE:end of 2014}.", "2014", "Debt was low in 2014."),
     ("Debt was low at {DATETIME/DATE:the end of 2014}.", "2014", "Debt was low in 2014."),
     ("In the {DATETIME/DATE:second quarter of 2016} we grew.", "2016", "In 2016 we grew."),  # a pronoun: no noun
+    ("On the {DATETIME/DATE:17 September 1997} he left.", "September 1997", "In September 1997 he left."),
     ("The plant opens at the {DATETIME/DATE:end of the second quarter of 2017}.", "end of 2017",
      "The plant opens in 2017."),  # "at the end of 2017" is a point the original was not
     ("We will know by the {DATETIME/DATE:end of the first quarter of 2018}.", "end of 2018",

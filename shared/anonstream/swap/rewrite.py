@@ -341,6 +341,9 @@ def _lead(text: str, lo: int, start: int, old_value: str, new_value: str, end: i
         if at:
             return at.group(0), ("I" if at.group(1).isupper() else "i") + "n "
         return the.group(0), ""  # not "in the 2016"; but "the second-quarter 2015 amount" keeps its "the"
+    on_the = _AT_OR_ON_THE.search(before)
+    if on_the and on_the.group(1) in "Oo" and _MONTH_OR_YEAR.match(new_value) and old_value[:1].isdigit():
+        return on_the.group(0), ("I" if on_the.group(1) == "O" else "i") + "n "  # "On the 17 September 1997"
     at = _AT_BEFORE.search(before)
     if at and _MONTH_OR_YEAR.match(new_value) and not old_value[:1].isdigit():  # "at [the end of 2014]"
         return at.group(0), ("I" if at.group(1).isupper() else "i") + "n "
