@@ -154,6 +154,12 @@ def test_figures_no_true_band_parts_keep_their_shared_band():
     assert ordered_bands([16.1, 16.0]) == [(10, 20), (10, 20)]
 
 
+def test_a_whole_compared_with_smaller_shares_starts_above_their_bands():
+    assert ordered_bands([50.0, 100.0], "percent") == [(50, 60), (60, 100)]  # found by the property below
+    assert ordered_bands([99.0, 100.0], "percent") == [(90, 100), (90, 100)]  # no true step parts them
+    assert ordered_bands([100.0], "percent") == [(50, 100)]
+
+
 @settings(max_examples=200, deadline=None)
 @given(values=st.lists(st.integers(1, 99999).map(lambda n: n / 100), min_size=2, max_size=4))
 def test_ordered_bands_are_true_and_keep_the_order(values):

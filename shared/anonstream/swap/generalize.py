@@ -759,7 +759,8 @@ def ordered_bands(values: list[float], kind: str | None = None) -> list[tuple[fl
     inside the shared band, so every band stays true and a larger value never gets a lower band. Values no such
     step parts keep the shared band: their order is lost, but the text stays true and readable (a relative
     phrase, "compared to a lower figure or a higher figure of revenue", was tried: 23 of them in 60 earnings calls
-    read as noise)."""
+    read as noise). A whole (100 %) compared with smaller shares starts where their bands end ("50% ... 100%" →
+    50-60 and 60-100)."""
     bands: list[tuple[float, float] | None] = [value_range(v, kind) for v in values]
     groups: dict[tuple[float, float], list[int]] = {}
     for i, band in enumerate(bands):
@@ -776,6 +777,12 @@ def ordered_bands(values: list[float], kind: str | None = None) -> list[tuple[fl
                 for i in members:
                     bands[i] = tuple(round(b, 12) for b in steps[values[i]])
                 break
+    if kind == "percent":  # the whole (100 %: 50-100, its top included) starts above the bands of figures below it
+        below = [bands[j] for j, w in enumerate(values) if w < 100 and bands[j] is not None]
+        top = max((b[1] for b in below), default=0)
+        for i, v in enumerate(values):
+            if v == 100 and bands[i] is not None:
+                bands[i] = (max(bands[i][0], top), 100) if top < 100 else max(below, key=lambda b: b[1])
     return bands
 
 
