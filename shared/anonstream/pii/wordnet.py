@@ -134,19 +134,14 @@ def is_person_noun(word: str) -> bool:
 LEXFILES_THING = frozenset({4, 6, 10, 11, 14, 15, 21})
 LEXFILE_GROUP = 14
 LEXFILE_EVENT = 11
+LEXFILE_LOCATION = 15
 
 
 @functools.lru_cache(maxsize=4096)
 def noun_lexfiles(word: str) -> tuple[int, ...]:
     """The lexicographer files of all noun senses of ``word`` (or its regular singular), most frequent first;
     WordNet files the famous bearers of a surname as persons ("Gates", "Brooks", "Hall": noun.person)."""
-    senses = _noun_senses()
-    w = word.strip().lower()
-    for lemma in (w, *(w[: len(w) - len(suf)] + rep for suf, rep in _INFLECTIONS if w.endswith(suf))):
-        offsets = senses.get(lemma)
-        if offsets:
-            return tuple(int(_synset(o)[1]) for o in offsets)
-    return ()
+    return tuple(int(_synset(o)[1]) for o in _offsets(word))
 
 
 def names_a_thing(word: str) -> bool:
@@ -172,9 +167,7 @@ def names_a_calendar_day(surface: str) -> bool:
     if not offsets:
         return False
     data = _synset(offsets[0])
-    pointers_at = 4 + 2 * int(data[3], 16)
-    kinds = {data[pointers_at + 1 + 4 * i] for i in range(int(data[pointers_at]))}
-    return int(data[1]) == LEXFILE_TIME and "@i" not in kinds and not _MONTH.fullmatch(surface)
+    return int(data[1]) == LEXFILE_TIME and not _is_instance(data) and not _MONTH.fullmatch(surface)
 
 
 _MONTH = re.compile(r"(?:January|February|March|April|May|June|July|August|September|October|November|December)",
@@ -220,19 +213,29 @@ def is_term_abbreviation(word: str) -> bool:
     if not is_abbreviation(word):
         return False
     data = _first_sense(word)
-    pointers_at = 4 + 2 * int(data[3], 16)
-    kinds = {data[pointers_at + 1 + 4 * i] for i in range(int(data[pointers_at]))}
-    return "@i" not in kinds and int(data[1]) not in (LEXFILE_GROUP, LEXFILE_PERSON, 15)
+    return not _is_instance(data) and int(data[1]) not in (LEXFILE_GROUP, LEXFILE_PERSON, LEXFILE_LOCATION)
 
 
-def _first_sense(word: str) -> list[str] | None:
+def _offsets(word: str) -> tuple[int, ...]:
+    """The ``data.noun`` offsets of the noun senses of ``word`` (any case) or of its regular singular."""
     senses = _noun_senses()
     w = word.strip().lower()
     for lemma in (w, *(w[: len(w) - len(suf)] + rep for suf, rep in _INFLECTIONS if w.endswith(suf))):
         offsets = senses.get(lemma)
         if offsets:
-            return _synset(offsets[0])
-    return None
+            return offsets
+    return ()
+
+
+def _first_sense(word: str) -> list[str] | None:
+    offsets = _offsets(word)
+    return _synset(offsets[0]) if offsets else None
+
+
+def _is_instance(data: list[str]) -> bool:
+    """The synset is an instance of its hypernym (one named thing: "Warsaw", "World War II"), not a class."""
+    pointers_at = 4 + 2 * int(data[3], 16)
+    return any(data[pointers_at + 1 + 4 * i] == "@i" for i in range(int(data[pointers_at])))
 
 @functools.lru_cache(maxsize=4096)
 def hypernym(noun: str, lexfile: int | None = None) -> str | None:
