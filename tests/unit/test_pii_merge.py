@@ -312,6 +312,15 @@ def test_a_fiscal_period_typed_as_a_name_is_a_date():
     assert [d.type for d in periods_as_dates(text, dets)] == ["DATETIME", "DATETIME", "PERSON"]
 
 
+def test_years_typed_as_a_name_are_a_date():
+    from anonstream.pii.vetting import periods_as_dates
+
+    text = "As in 2008/2009 and in 1990-91, not Hangar 2009 or 4010/2020."
+    dets = [_det(text, "2008/2009", "LOC"), _det(text, "1990-91", "ORG"), _det(text, "Hangar 2009", "LOC"),
+            _det(text, "4010/2020", "MISC")]
+    assert [d.type for d in periods_as_dates(text, dets)] == ["DATETIME", "DATETIME", "LOC", "MISC"]
+
+
 def test_a_calendar_day_is_a_date_and_a_language_qualifying_a_noun_a_demonym():
     from anonstream.pii.vetting import periods_as_dates
 

@@ -48,6 +48,9 @@ _DECADE_INSIDE = re.compile(r"\S.*\bthe \d{3}0s|\bthe \d{3}0s\s+\S", re.I)
     ("1, 9 and 12 September 2009", "September 2009"),
     ("between March and June 1994", "in 1994"),  # a range whose ends went up into one: "in" it
     ("from 3 to 5 May 2016", "in May 2016"),
+    ("the age of 65", "the age of 60-70"),  # an age typed as a date goes up by decade, not left as it came
+    ("age 19", "age 10-20"),
+    ("aged 8 in 1988", "aged 0-10 in 1988"),  # only the age: the year is no age
 ])
 def test_step_generalizes_date_phrases_as_a_whole(value, step):
     out = STEP.generalize(value, "Date")

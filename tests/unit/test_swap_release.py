@@ -236,7 +236,8 @@ def test_range_generalizer(value, kind, expected):
     ("Danish", "nationality", "European"),
     ("Turkish", "nationality", "Asian"),  # GeoNames puts Turkey in Asia
     ("teacher", "occupation", "educator"),
-    ("founder", "occupation", "originator"),  # the person sense, not the horse disease WordNet lists first
+    ("founder", "occupation", "originator"),
+    ("forester", "occupation", "farmer"),  # a kind of person, not the novelist C. S. Forester (WordNet's instance)  # the person sense, not the horse disease WordNet lists first
     ("Muslim", "religion", "religious"),
     ("Kurdish", "nationality", "ethnic"),  # no country of its own: the fallback
     ("Mayor of the Dominowo Commune", "position", "mayor"),  # the office, not the commune
@@ -271,6 +272,13 @@ def test_demographic_generalizer(value, kind, expected):
     ("Class A", "misc", "[Name]"),
     ("Bad Dreams", "work", "the work"),  # a title is not built on its last word
     ("Labor Day", "event", "the event"),
+    ("Total Recall", "misc", "[Name]"),  # a capitalized last word that names no kind is a title's word
+    ("Melrose Place", None, "[Name]"),
+    ("Buffalo Bills", "misc", "[Name]"),
+    ("Mediterranean Games", "event", "the games"),  # ... one WordNet files as a group, an act, an event is the kind
+    ("Hugo Award for Best Novel", "misc", "the award"),  # the head comes before its post-modifier, not "the novel"
+    ("a Fangoria Chainsaw Award for Best Supporting Actress", "misc", "the award"),
+    ("Edinburgh Fringe Festival of 2019", "event", "the festival"),
 ])
 def test_phrase_generalizer(value, kind, expected):
     assert build_generalizer({"name": "phrase"}).generalize(value, "Misc", kind) == expected

@@ -249,6 +249,7 @@ def initials_as_persons(text: str, dets: list[Detection]) -> list[Detection]:
 
 
 _LANGUAGE_NOUN_AFTER = re.compile(r"\s+language\b")
+_YEARS = re.compile(r"(?:1[89]|20)\d\d(?:\s?[/–-]\s?(?:(?:1[89]|20)\d\d|\d\d))?")  # "2008/2009", "1990-91"
 
 
 def periods_as_dates(text: str, dets: list[Detection]) -> list[Detection]:
@@ -257,11 +258,12 @@ def periods_as_dates(text: str, dets: list[Detection]) -> list[Detection]:
     "Q4" dates nothing and stays), never a person pseudonym or "the period". So is a day of the calendar typed as an
     event ("New Year", "Labor Day", "Ramadan": ``wordnet.names_a_calendar_day``), which without a year dates
     nothing either ("a happy New Year" had read "a happy the year"). A language's name that qualifies the noun after
-    it is a demonym ("an English retired footballer", DEM; it had read "an a language retired footballer")."""
+    it is a demonym ("an English retired footballer", DEM; it had read "an a language retired footballer"). Years
+    typed as a name ("back in 2008/2009" → GPE, which had read "back in the facility") are a date too."""
     out = []
     for d in dets:
         surface = text[d.start:d.end].strip(" .,;:")
-        if d.type in ("PERSON",) + OTHER_TYPES and is_fiscal_period(surface):
+        if d.type in ("PERSON",) + OTHER_TYPES and (is_fiscal_period(surface) or _YEARS.fullmatch(surface)):
             d = replace(d, type="DATETIME", subtype="DATE", rule=f"{d.rule}+vet:period")
         elif d.type == "MISC" and d.subtype in (None, "EVENT") and wordnet.names_a_calendar_day(surface):
             d = replace(d, type="DATETIME", subtype="DATE", rule=f"{d.rule}+vet:calendar_day")

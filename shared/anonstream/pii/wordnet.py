@@ -151,6 +151,21 @@ def names_a_thing(word: str) -> bool:
     return bool(set(files) & LEXFILES_THING) and LEXFILE_PERSON not in files
 
 
+# Lexicographer files of nouns a name is built on when its last word is one: an act, an event, a group or a period
+# ("Hugo Award", "Baseball League", "Young Communist Union", "Fringe Festival", "Cold War")
+LEXFILES_NAMED_KIND = frozenset({4, 11, 14, 28})
+
+
+@functools.lru_cache(maxsize=4096)
+def names_its_kind(word: str) -> bool:
+    """The most frequent noun sense of ``word`` (or its regular singular) is an act, an event, a group or a period
+    (``LEXFILES_NAMED_KIND``), not an instance: a capitalized last word of that sort tells what the named thing is
+    ("the Hugo Award", "the Mediterranean Games"); any other is a word of a title ("Total Recall", "Melrose Place",
+    "Buffalo Bills", "Youth Player")."""
+    data = _first_sense(word)
+    return data is not None and int(data[1]) in LEXFILES_NAMED_KIND and not _is_instance(data)
+
+
 LEXFILE_COMMUNICATION = 10  # noun.communication: languages are filed there
 LEXFILE_TIME = 28  # noun.time
 
@@ -251,8 +266,8 @@ def hypernym(noun: str, lexfile: int | None = None) -> str | None:
     data = None
     for offset in offsets or ():
         data = _synset(offset)
-        if lexfile is None or int(data[1]) == lexfile:
-            break
+        if lexfile is None or int(data[1]) == lexfile and not _is_instance(data):
+            break  # with a lexfile a kind is asked for: not a famous bearer of the word ("forester": C. S. Forester)
     else:
         return None
     if data is None:
