@@ -249,6 +249,11 @@ def test_a_continent_is_no_mask_whatever_its_type():
     # a region of the UN geoscheme (countryinfo) singles nobody out either; a country is no region
     for text in ("Latin America", "the Americas", "Western Europe", "Sub-Saharan Africa"):
         assert RulePolicy().classify(_entity(ents, "LOC", text), ents) == "NO_MASK", text
+    # nor does a region WordNet gives several countries as parts; a region of one country is a place to hide
+    for text in ("the Middle East", "Southeast Asia", "Scandinavia"):
+        assert RulePolicy().classify(_entity(ents, "LOC", text), ents) == "NO_MASK", text
+    for text in ("the Midwest", "New England", "Texas", "Kashmir"):
+        assert RulePolicy(country_no_mask=False).classify(_entity(ents, "LOC", text), ents) == "QUASI", text
     assert RulePolicy(country_no_mask=False).classify(_entity(ents, "LOC", "New Zealand"), ents) == "QUASI"
     assert RulePolicy(continent_no_mask=False).classify(_entity(ents, "LOC", "Europe"), ents) == "QUASI"
 

@@ -166,6 +166,40 @@ def names_its_kind(word: str) -> bool:
     return data is not None and int(data[1]) in LEXFILES_NAMED_KIND and not _is_instance(data)
 
 
+def _pointers(data: list[str]) -> list[tuple[str, int]]:
+    """(pointer symbol, target offset) of a ``data.noun`` line's pointers to nouns."""
+    at = 4 + 2 * int(data[3], 16)
+    return [(data[at + 1 + 4 * i], int(data[at + 2 + 4 * i])) for i in range(int(data[at]))
+            if data[at + 3 + 4 * i] == "n"]
+
+
+def _lemmas(data: list[str]) -> list[str]:
+    return [re.sub(r"\(.*\)$", "", data[4 + 2 * i]).replace("_", " ") for i in range(int(data[3], 16))]
+
+
+@functools.lru_cache(maxsize=1)
+def named_places() -> tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...]:
+    """Every named place of WordNet (an instance in noun.location or noun.object) as (its lemmas, the lemmas of its
+    parts, the lemmas of what it is part of): ("Middle East", "Mideast", "Near East"), ("Israel", "Egypt", ...)."""
+    root = wordnet_dir()
+    if root is None:
+        return ()
+    out = []
+    with open(root / "data.noun", encoding="latin-1") as handle:
+        for line in handle:
+            if line.startswith("  "):
+                continue
+            data = line.split()
+            if int(data[1]) not in (LEXFILE_LOCATION, LEXFILE_OBJECT) or not _is_instance(data):
+                continue
+            pointers = _pointers(data)
+            parts = [lemma for p, o in pointers if p == "%p" for lemma in _lemmas(_synset(o))[:1]]
+            wholes = [lemma for p, o in pointers if p == "#p" for lemma in _lemmas(_synset(o))[:1]]
+            out.append((tuple(_lemmas(data)), tuple(parts), tuple(wholes)))
+    return tuple(out)
+
+
+LEXFILE_OBJECT = 17  # noun.object: continents, rivers, islands
 LEXFILE_COMMUNICATION = 10  # noun.communication: languages are filed there
 LEXFILE_TIME = 28  # noun.time
 
