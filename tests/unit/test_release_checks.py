@@ -89,6 +89,8 @@ def test_neutral_noun_of_another_kind():
     ("Idaho", "S-3", (), "place_to_non_place"),
     ("Paris", "the area", (), "neutral"),
     ("Paris", "[LOC]", (), None),
+    ("Ankara", "İstanbul", (), "place_to_place"),  # the dotted capital I of Turkish is the same letter to GeoNames
+    ("İzmir", "Turkey", (), "contained"),
 ])
 def test_place_containment(old, new, context, verdict):
     assert place_verdict(old, new, context) == verdict
@@ -151,6 +153,15 @@ def test_evaluate_release_cli_runs_the_checks_without_gold(tmp_path, monkeypatch
     assert result["findings"]["band_excludes_value"] == 1
     assert result["findings"]["place_to_non_place"] == 1
     assert result["false_or_broken"] == 2
+
+
+def test_a_demonym_swapped_for_another_is_judged_as_no_place():
+    def tagger(lines):
+        return [[(line.index("American"), line.index("American") + 8, "NORP")] if "American" in line else []
+                for line in lines]
+
+    report = check_release([("d", "an American national", "a Kurdish national")], tagger=tagger)
+    assert report.judged["places"] == 0 and report.false_or_broken == 0
 
 
 def test_a_fiscal_period_the_tagger_reads_as_an_organisation_may_become_the_period():

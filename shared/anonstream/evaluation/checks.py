@@ -373,7 +373,7 @@ def check_release(pairs: Sequence[tuple[str, str, str]], tagger: Tagger | None =
                 report.judged["neutral_nouns"] += 1
                 if verdict:
                     find("neutral_noun_of_other_kind", r.old_text, r.new_text)
-            if label in PLACE_LABELS or resolve_place(r.old_text):
+            if label in PLACE_LABELS or label != "NORP" and resolve_place(r.old_text):  # a demonym is no place
                 place = place_verdict(r.old_text, r.new_text, context)
                 if place is not None:
                     report.judged["places"] += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -20,7 +21,7 @@ class Gazetteer:
     country_forms: dict[str, str] = field(default_factory=dict)  # case-folded name → country code
 
     def add(self, name: str, place: Place) -> None:
-        self.names.setdefault(name.casefold(), set()).add(place)
+        self.names.setdefault(name_key(name), set()).add(place)
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,6 +74,13 @@ def gazetteer() -> Gazetteer:
 _POSSESSIVE = re.compile(r"[’']s?$")
 
 
+def name_key(name: str) -> str:
+    """A place name as looked up: case and diacritics folded ("İstanbul", "Istanbul" and "istanbul" are one name;
+    so are "Gdańsk" and "Gdansk")."""
+    decomposed = unicodedata.normalize("NFKD", name.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def _clean(value: str) -> str:
     return _POSSESSIVE.sub("", re.sub(r"^(?:the|a|an)\s+", "", value.strip(" .,;:()\"'"), flags=re.I)).strip()
 
@@ -84,12 +92,12 @@ def resolve_place(value: str, g: Gazetteer | None = None) -> set[Place]:
     text = _clean(value)
     if not text[:1].isupper():
         return set()
-    places = g.names.get(text.casefold())
+    places = g.names.get(name_key(text))
     if places:
         return set(places)
     parts = [_clean(p) for p in text.split(",") if p.strip()]
-    if len(parts) > 1 and parts[0].casefold() in g.names:
-        return set(g.names[parts[0].casefold()])
+    if len(parts) > 1 and name_key(parts[0]) in g.names:
+        return set(g.names[name_key(parts[0])])
     words = text.split()
     if len(words) > 1 and words[0].casefold() in g.country_forms:
         return {(COUNTRY, g.country_forms[words[0].casefold()])}
@@ -108,7 +116,7 @@ def place_containers(value: str, context: Iterable[str] = (), g: Gazetteer | Non
     if not places:
         words = _clean(value).split()
         for i in range(1, len(words)):
-            found = g.names.get(" ".join(words[i:]).casefold())
+            found = g.names.get(name_key(" ".join(words[i:])))
             if found:
                 part_of = set(found)
                 break
