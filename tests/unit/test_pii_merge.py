@@ -358,3 +358,15 @@ def test_a_detection_never_covers_a_placeholder_an_earlier_redaction_left():
     dets = [_det(text, "UNK> <UNK", "ORG"), _det(text, "Michael <UNK", "PERSON"), _det(text, "[NAME] Smith", "PERSON"),
             _det(text, "COO", "DEM")]
     assert [_surface(text, d) for d in cut_at_placeholders(text, dets)] == ["Michael", "Smith", "COO"]
+
+
+def test_the_coined_first_word_of_a_name_said_alone_is_the_same_name():
+    from anonstream.pii.merge import coined_head, propagate_mentions
+
+    assert coined_head("Purion M") == "Purion" and coined_head("Axcelis Technologies") == "Axcelis"
+    for name in ("Ideal Home", "Houston Methodist", "Kurdistan Workers Party", "John Smith", "Purion"):
+        assert coined_head(name) is None, name  # a word, a place, a name WordNet knows, a given name, one word
+    text = "The Purion M ramps. We sold more Purion, and Ideal Home grew at Ideal prices."
+    dets = [_det(text, "Purion M", "ORG"), _det(text, "Ideal Home", "ORG")]
+    found = [(text[d.start:d.end], d.type) for d in propagate_mentions(text, dets)]
+    assert found == [("Purion", "ORG")]

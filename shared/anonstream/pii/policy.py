@@ -213,12 +213,12 @@ def _without_glosses(form: str) -> str:
 
 
 def named_after_large_city(form: str, min_population: int) -> bool:
-    """``form`` is a city of at least ``min_population`` inhabitants ("İstanbul"), or an institution named by
-    one and otherwise generic ("İstanbul State Security Court", "Warsaw Regional Court (Sąd Okręgowy)"):
-    such a mention places its subject among hundreds of thousands. Parenthesized glosses are ignored."""
+    """``form`` is an institution named by a city of at least ``min_population`` inhabitants and otherwise
+    generic ("İstanbul State Security Court", "Warsaw Regional Court (Sąd Okręgowy)"): such a mention places its
+    subject among hundreds of thousands. Parenthesized glosses are ignored. The city's name alone is not one: typed
+    as an organisation it is the city itself or a brand named after it ("Kashi", a cereal, had stayed in earnings
+    calls as a city of 700,000; no TAB train or biography gold mention changes)."""
     form = _without_glosses(form)
-    if (pop := city_population(form)) is not None:
-        return pop >= min_population
     place = [w for w in _words(form) if w not in GENERIC_ORG_WORDS]
     if not place or len(place) == len(_words(form)):
         return False
