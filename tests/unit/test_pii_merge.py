@@ -370,3 +370,16 @@ def test_the_coined_first_word_of_a_name_said_alone_is_the_same_name():
     dets = [_det(text, "Purion M", "ORG"), _det(text, "Ideal Home", "ORG")]
     found = [(text[d.start:d.end], d.type) for d in propagate_mentions(text, dets)]
     assert found == [("Purion", "ORG")]
+
+
+def test_a_coined_word_alone_is_a_name_candidate():
+    from anonstream.pii.gazetteer import ProperPhraseRecognizer, is_coined_word
+
+    for word in ("Purion", "TypTap", "Indiegogo"):
+        assert is_coined_word(word), word
+    for word in ("CapEx", "Companywide", "Internet", "Ethernet", "Houston", "Michael", "Turkish", "March", "Tape"):
+        assert not is_coined_word(word), word  # words run together, WordNet's, a city, a name, a demonym, a month
+    text = ("We sold more Purion at existing customers, and people jump on to TypTap. Evercore said so. "
+            "Die Situation des Stummkonzerns und Bundesgerichtshof sind klar.")
+    got = [(text[d.start:d.end], d.rule) for d in ProperPhraseRecognizer().analyze(text) if d.rule == "coined_word"]
+    assert got == [("Purion", "coined_word"), ("TypTap", "coined_word")]  # not sentence-initial, not amid German

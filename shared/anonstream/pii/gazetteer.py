@@ -27,6 +27,7 @@ from typing import Any, Iterable
 from . import wordnet
 from .base import Detection, Recognizer
 from .patterns import MONTH_NAMES
+from ..spacy_files import english_stop_words
 
 TITLES = (
     "Mr", "Mrs", "Ms", "Miss", "Mx", "Mme", "Mlle", "Messrs", "Dr", "Prof", "Professor", "Judge", "Justice", "Sir",
@@ -875,7 +876,48 @@ class ProperPhraseRecognizer(Recognizer):
             if _HAS_DATE_PART.search(m.group(0)):
                 continue  # "June 2004", "Official Gazette on 30 June 2004": dates are the date recognizers' call
             out.append(Detection(s, m.end(), "MISC", 0.55, self.name, "title_case", subtype=None))
+        for m in _ONE_WORD.finditer(text):
+            s = m.start()
+            before = text[max(0, s - 3) : s]
+            if s == 0 or re.search(r"(?:[.!?:;]\s*|\n\s*|^\s*)$", before) or before.endswith(("“", "\"", "(")):
+                continue
+            if _WORD_AFTER.match(text, m.end()) or _CAPITALIZED_BEFORE.search(text, max(0, s - 30), s) \
+                    or not is_coined_word(m.group(0)) or _foreign_around(text, s, m.end()):
+                continue
+            out.append(Detection(s, m.end(), "MISC", 0.55, self.name, "coined_word", subtype=None))
         return out
+
+
+# one capitalized word, camel humps allowed ("Purion", "TypTap"), not inside a longer word or a Title-Case run
+_ONE_WORD = re.compile(rf"(?<![\w’'&-])[{_UP}][a-z]+(?:[A-Z][a-z]+)*")
+_CAPITALIZED_BEFORE = re.compile(rf"[{_UP}][\w’'.-]*\s+$")
+_WORD_AFTER = re.compile(rf"[\w-]|['’][a-rt-z]|\s+[{_UP}0-9]")
+_NEAR_LOWER_WORD = re.compile(r"(?<![\w’'-])[a-zà-ÿ]{3,}(?![\w’'-])")
+
+
+def _foreign_around(text: str, start: int, end: int) -> bool:
+    """Two lower-case words of no English near the word ("Situation des Stummkonzerns", "Beweismittel … sind"): a
+    passage in another language, whose nouns are no coined names."""
+    near = _NEAR_LOWER_WORD.findall(text, max(0, start - 60), min(len(text), end + 60))
+    return sum(not wordnet.is_common_word(w) and w not in english_stop_words() for w in near) >= 2
+
+
+@functools.lru_cache(maxsize=8192)
+def is_coined_word(word: str) -> bool:
+    """``word`` names something only itself: no English word nor a name WordNet knows (any case, its regular
+    singular too), nor two of them run together, no given name, no city, country or demonym, no title, no month; four letters at least. The
+    tagger misses such words where they stand alone ("we've sold more Purion", "jumping on to TypTap"); in
+    earnings calls they were the names the capitalized-words attacker still recognised companies by."""
+    if len(word) < 4 or wordnet.is_common_word(word) or wordnet.is_noun(word) or word.lower() in first_names():
+        return False
+    low, humps = word.lower(), re.findall(r"[A-Z][a-z]*", word)
+    if len(humps) > 1 and all(wordnet.is_common_word(h) for h in humps) or any(
+            wordnet.is_common_word(low[:i]) and wordnet.is_common_word(low[i:]) for i in range(3, len(low) - 2)):
+        return False  # English words run together ("CapEx", "Companywide"): a term, or a name built of words
+    if word in TITLES or re.fullmatch(MONTH_NAMES, word) or city_population(word) is not None:
+        return False
+    data = country_data()
+    return word not in data["countries"] and word not in data["demonyms"]
 
 
 class ListRecognizer(Recognizer):
