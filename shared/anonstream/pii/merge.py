@@ -22,6 +22,7 @@ from .gazetteer import city_population, first_names
 from .kinds import LEGAL_FORM
 from .vetting import UPPER, is_known_place
 from .occurrences import find_occurrences
+from .patterns import MONTH_NAMES
 from .policy import CASE_PARTY, country_of
 
 STRONG_RECOGNIZERS = frozenset(("email", "url", "phone", "iban", "card", "ip"))
@@ -286,8 +287,8 @@ def joins_person(text: str, prev: Detection, d: Detection) -> bool:
     return bool(_NICKNAME_GAP.match(gap)) or gap == ". " and bool(_ABBREVIATED_NAME.search(text, prev.start, prev.end))
 
 
-_MONTH_DAY_END = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
-                            r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?\s+\d{1,2}(?:st|nd|rd|th)?$")
+_MONTH_DAY_END = re.compile(rf"\b(?:{MONTH_NAMES}|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?\s+\d{{1,2}}"
+                            r"(?:st|nd|rd|th)?$")
 _YEAR_ONLY = re.compile(r"(?:1[5-9]|20)\d\d")
 
 

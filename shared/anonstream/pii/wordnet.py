@@ -18,6 +18,8 @@ import os
 import re
 from pathlib import Path
 
+from .patterns import MONTH_NAMES
+
 log = logging.getLogger(__name__)
 
 _POS_FILES = ("data.noun", "data.adj", "data.verb", "data.adv")
@@ -219,8 +221,7 @@ def names_a_calendar_day(surface: str) -> bool:
     return int(data[1]) == LEXFILE_TIME and not _is_instance(data) and not _MONTH.fullmatch(surface)
 
 
-_MONTH = re.compile(r"(?:January|February|March|April|May|June|July|August|September|October|November|December)",
-                    re.I)
+_MONTH = re.compile(MONTH_NAMES, re.I)
 
 
 def starts_a_term(text: str, end: int) -> bool:
