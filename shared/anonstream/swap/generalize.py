@@ -81,7 +81,7 @@ _YEARS_ONLY = re.compile(r"(?:(?:in|during)\s+)?(?:the\s+(?:calendar\s+)?year\s+
 _PART_OF_YEAR_BEFORE = re.compile(
     r"(?:\b(?:Q[1-4]|[1-4]Q|H[12]|[12]H|FY|fiscal|calendar|early|mid|late|quarter|half|year|"
     r"January|February|March|April|May|June|July|August|September|October|November|December)(?:\s+of)?"
-    r"|\b(?:end|half|quarter|months|beginning|start|middle|balance|remainder|rest)\s+of)[\s,-]*$", re.I)
+    r"|\b(?:end|half|quarter|months|weeks|days|beginning|start|middle|balance|remainder|rest)\s+of)[\s,-]*$", re.I)
 
 
 def _year_of_period(m: re.Match) -> str:
