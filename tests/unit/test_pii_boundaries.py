@@ -76,6 +76,8 @@ def test_ordinal_joins_the_name_but_not_the_decision():
     ("from 2015 to 25 stores", "25 stores", "25 stores"),  # a year, then the count it came to
     ("he was sentenced to 25 years", "25 years", "25 years"),  # "to" alone: no range
     ("version 1.2 to 25 users", "25 users", "1.2 to 25 users"),
+    ("prices shot up from 1% to 5% last year", "5%", "5%"),  # where it moved from and to: two figures
+    ("margins ranging from 1% to 5%", "5%", "1% to 5%"),
 ])
 def test_a_quantity_takes_the_first_end_of_its_range(text, found, expected):
     out = extend_names(text, [_det(text, found, "QUANTITY", "CARDINAL")])

@@ -93,7 +93,7 @@ def test_a_year_the_tagger_cut_from_its_period_stays_a_year_in_the_released_text
 
 @pytest.mark.parametrize("before, inside", [
     ("shipments in Q2 of ", True), ("Our first-half ", True), ("our outlook for full-year ", True),
-    ("dated June, ", True), ("the end of ", True), ("our Q1 ", True), ("the first 39 weeks of ", True),
+    ("dated June, ", True), ("the end of ", True), ("our Q1 ", True), ("the first 39 weeks of ", True), ("our year-end ", True),
     ("in ", False), ("since ", False)])
 def test_a_year_the_tagger_split_from_its_period_stays_inside_the_phrase(before, inside):
     # generalized alone, "Q2 of [2016]" would read "Q2 of the 2010s"

@@ -186,3 +186,14 @@ def test_the_released_chunk_keeps_the_order_of_the_figures_of_each_sentence():
 def test_a_whole_share_is_banded_below_its_whole():
     assert RANGE.generalize("100%", "Quantity", "percent") == "50-100%"  # not 100-200%: no share exceeds the whole
     assert RANGE.generalize("99%", "Quantity", "percent") == "90-100%"
+
+
+@pytest.mark.parametrize("before, value, expected", [
+    ("prices shot up from ", "1% to 5%", "1-2% to 5-10%"),  # where a figure moved from and to: two figures
+    ("margins rose from ", "12% to 16%", "10-15% to 15-20%"),  # ... in their order
+    ("margins ranging from ", "1% to 5%", "1-10%"),  # a range said as one
+    ("in ", "1% to 5%", "1-10%"),
+])
+def test_a_range_after_from_is_two_figures(before, value, expected):
+    g = RangeGeneralizer()
+    assert g.in_context(before, value, g.generalize(value, "Quantity", "percent")) == expected

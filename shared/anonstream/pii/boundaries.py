@@ -201,13 +201,20 @@ _RANGE_START_BEFORE = re.compile(r"(?<![\w.,])\d[\d,.]*%?\s*(?:to|-|–)\s*$")
 
 def extend_to_range_start(text: str, d: Detection, floor: int) -> Detection:
     """A quantity whose range's first end stands right before it takes it ("growing 20 to 25 basis points": the
-    tagger's "25 basis points" alone was banded into "20 to 20-30 basis points")."""
+    tagger's "25 basis points" alone was banded into "20 to 20-30 basis points"); not after "from", where the two
+    are where a figure moved from and to ("rose from 1% to 5%"), unless a range is said ("ranging from 1 to 5")."""
     if d.type != "QUANTITY" or not text[d.start:d.start + 1].isdigit():
         return d
     m = _RANGE_START_BEFORE.search(text[max(floor, d.start - 24):d.start])
     if m is None or _YEAR.match(m.group(0)):  # "from 2015 to 25 stores": a year, then the count it came to
         return d
-    return replace(d, start=d.start - len(m.group(0)))
+    start = d.start - len(m.group(0))
+    if _MOVE_FROM_BEFORE.search(text[max(0, start - 30):start]):
+        return d  # "shot up from 1% to 5%": where a figure moved from and to, two figures, not one range
+    return replace(d, start=start)
+
+
+_MOVE_FROM_BEFORE = re.compile(r"(?<!\brange )(?<!\branges )(?<!\branged )(?<!\branging )\bfrom\s+$", re.I)
 
 
 def extend_names(text: str, dets: list[Detection]) -> list[Detection]:

@@ -79,7 +79,7 @@ _YEARS_ONLY = re.compile(r"(?:(?:in|during)\s+)?(?:the\s+(?:calendar\s+)?year\s+
 
 
 _PART_OF_YEAR_BEFORE = re.compile(
-    r"(?:\b(?:Q[1-4]|[1-4]Q|H[12]|[12]H|FY|fiscal|calendar|early|mid|late|quarter|half|year|"
+    r"(?:\b(?:Q[1-4]|[1-4]Q|H[12]|[12]H|FY|fiscal|calendar|early|mid|late|quarter|half|year[- ]?end|year|"
     r"January|February|March|April|May|June|July|August|September|October|November|December)(?:\s+of)?"
     r"|\b(?:end|half|quarter|months|weeks|days|beginning|start|middle|balance|remainder|rest)\s+of)[\s,-]*$", re.I)
 
@@ -652,6 +652,10 @@ _AT_LEAST = frozenset({"more than", "over", "at least", "in excess of", "above",
 # what joins the two ends of a range, the first end's percent sign included ("20% to 25%", "between 20% and 25%")
 _RANGE_JOIN = re.compile(r"^\s*(?:%|percent|per\s?cent)?\s*(?:-|–|—|to|and)\s*(?:[$€£¥₺₽₴]|[A-Z]{3}\s?)?$")
 _PERCENT_AFTER = re.compile(r"\s*(?:%|per\s?cent)", re.I)
+# a value of two figures joined by "to" ("1% to 5%", "$2 million to $3 million"), and "from" (not "ranging from")
+_FROM_TO = re.compile(r"([$€£¥]?\d[\d,.]*(?:\s*(?:%|million|billion|thousand))?)(\s+to\s+)([$€£¥]?\d[\d,.]*(?:\s*(?:%|"
+                      r"million|billion|thousand))?)")
+_MOVED_FROM = re.compile(r"(?<!\brange )(?<!\branges )(?<!\branged )(?<!\branging )\bfrom\s+$", re.I)
 _CURRENCY_SIGN = re.compile(r"[$€£¥₺₽₴]|\b[A-Z]{3}\b|\b(?:euros?|dollars?|pounds?|cents?|liras?|kroner|zlotys?)\b", re.I)
 
 
@@ -843,6 +847,20 @@ class RangeGeneralizer(Generalizer):
                 for i in comparable}
         bands = dict(zip(comparable, ordered_bands([read[i] for i in comparable], kind)))
         return [self._banded(value, amounts, kind, bands.get(i)) for i, (value, amounts) in enumerate(zip(values, leads))]
+
+    def in_context(self, before: str, value: str, generalized: str) -> str:
+        """After "from" a range is where a figure moved from and to ("shot up from 1% to 5%"): its two ends are two
+        figures, banded apart and in their order ("from 1-2% to 5-10%"), not one band ("from 1-10%" lost the end
+        it reached); "ranging from 1 to 5" is a range."""
+        ends = _FROM_TO.fullmatch(value)
+        if ends is None or not _MOVED_FROM.search(before):
+            return super().in_context(before, value, generalized)
+        first, last = ends.group(1), ends.group(3)
+        if _PERCENT_AFTER.match(last[len(last.rstrip("% ")):]) and not _PERCENT_AFTER.search(first):
+            first += "%"  # "1 to 5%": the first end is a share too
+        kind = "percent" if "%" in value else "money" if _CURRENCY_SIGN.search(value) else None
+        new_first, new_last = self.generalize_together([first, last], "Quantity", kind)
+        return f"{new_first}{ends.group(2)}{new_last}"
 
     def _banded(self, value: str, amounts: list[tuple[int, int, float, float]], kind: str | None,
                 band: tuple[float, float] | None) -> str:
