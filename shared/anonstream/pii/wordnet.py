@@ -12,13 +12,12 @@ vocabulary is empty: ``available()`` is False and the rules that need it stay of
 """
 from __future__ import annotations
 
+import calendar
 import functools
 import logging
 import os
 import re
 from pathlib import Path
-
-from .patterns import MONTH_NAMES
 
 log = logging.getLogger(__name__)
 
@@ -153,19 +152,21 @@ def names_a_thing(word: str) -> bool:
     return bool(set(files) & LEXFILES_THING) and LEXFILE_PERSON not in files
 
 
-# Lexicographer files of nouns a name is built on when its last word is one: an act, an event, a group or a period
-# ("Hugo Award", "Baseball League", "Young Communist Union", "Fringe Festival", "Cold War")
-LEXFILES_NAMED_KIND = frozenset({4, 11, 14, 28})
+LEXFILE_POSSESSION = 21  # noun.possession: allowances, pensions, prizes, taxes
+# Lexicographer files of nouns a name is built on when its last word is one: an act, an event, a group, a period or
+# a possession ("Hugo Award", "Baseball League", "Young Communist Union", "Fringe Festival", "Cold War", "Widow's
+# Bereavement Allowance")
+LEXFILES_NAMED_KIND = frozenset({4, 11, 14, 28, LEXFILE_POSSESSION})
 
 
 @functools.lru_cache(maxsize=4096)
-def names_its_kind(word: str) -> bool:
-    """The most frequent noun sense of ``word`` (or its regular singular) is an act, an event, a group or a period
-    (``LEXFILES_NAMED_KIND``), not an instance: a capitalized last word of that sort tells what the named thing is
+def names_its_kind(word: str, lexfiles: frozenset[int] = LEXFILES_NAMED_KIND) -> bool:
+    """The most frequent noun sense of ``word`` (or its regular singular) is an act, an event, a group, a period or
+    a possession (``lexfiles``), not an instance: a capitalized last word of that sort tells what the named thing is
     ("the Hugo Award", "the Mediterranean Games"); any other is a word of a title ("Total Recall", "Melrose Place",
     "Buffalo Bills", "Youth Player")."""
     data = _first_sense(word)
-    return data is not None and int(data[1]) in LEXFILES_NAMED_KIND and not _is_instance(data)
+    return data is not None and int(data[1]) in lexfiles and not _is_instance(data)
 
 
 def _pointers(data: list[str]) -> list[tuple[str, int]]:
@@ -221,7 +222,7 @@ def names_a_calendar_day(surface: str) -> bool:
     return int(data[1]) == LEXFILE_TIME and not _is_instance(data) and not _MONTH.fullmatch(surface)
 
 
-_MONTH = re.compile(MONTH_NAMES, re.I)
+_MONTH = re.compile("|".join(calendar.month_name[1:]), re.I)
 
 
 def starts_a_term(text: str, end: int) -> bool:
