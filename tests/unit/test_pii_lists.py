@@ -130,6 +130,15 @@ def test_a_role_word_inside_a_longer_title_is_not_the_role():
     assert "Executive" not in found and "executive" in found
 
 
+def test_a_role_word_that_qualifies_the_noun_after_it_is_no_role():
+    from anonstream.pii.gazetteer import RoleRecognizer
+
+    text = "The song became the official anthem. He was an official in the ministry, and is a lawyer practising here."
+    found = [(text[d.start:d.end], d.start) for d in RoleRecognizer().analyze(text)]
+    assert ("official", text.index("official anthem")) not in found
+    assert ("official", text.index("official in")) in found and ("lawyer", text.index("lawyer")) in found
+
+
 def test_an_occupation_word_whose_most_frequent_sense_is_no_person_is_not_an_occupation_alone():
     from anonstream.pii.gazetteer import GazetteerRecognizer
 

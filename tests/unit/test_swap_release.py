@@ -279,6 +279,8 @@ def test_demographic_generalizer(value, kind, expected):
     ("Hugo Award for Best Novel", "misc", "the award"),  # the head comes before its post-modifier, not "the novel"
     ("a Fangoria Chainsaw Award for Best Supporting Actress", "misc", "the award"),
     ("Edinburgh Fringe Festival of 2019", "event", "the festival"),
+    ("Widow's Bereavement Allowance", "work", "the allowance"),  # a benefit the tagger calls a work
+    ("Wrecking Ball", "work", "the work"),
 ])
 def test_phrase_generalizer(value, kind, expected):
     assert build_generalizer({"name": "phrase"}).generalize(value, "Misc", kind) == expected

@@ -564,6 +564,17 @@ _ROLE_RE = re.compile(r"(?<![\w-])(?=[" + "".join(sorted({w[0] for w in ROLE_WOR
 
 
 _CAPITALIZED_NEXT = re.compile(r"[ \t]+[A-Z]")
+_LOWER_NEXT = re.compile(r"[ \t]+([a-z]+)\b(?![’'-])")
+
+
+def _qualifies_a_noun(text: str, end: int) -> bool:
+    """The word ending at ``end`` stands before a noun of WordNet that is no function word nor an -ing form: it is
+    used as a modifier ("the official anthem", "a member state"), not as the noun of a role."""
+    m = _LOWER_NEXT.match(text, end)
+    if m is None:
+        return False
+    word = m.group(1)
+    return word not in english_stop_words() and not word.endswith(("ing", "ed")) and wordnet.is_noun(word)
 
 
 class RoleRecognizer(Recognizer):
@@ -593,6 +604,8 @@ class RoleRecognizer(Recognizer):
                 continue
             if text[s].isupper() and _CAPITALIZED_NEXT.match(text, e):
                 continue  # a word of a longer title ("are Chief Executive Officer"), not the role on its own
+            if _qualifies_a_noun(text, e):
+                continue  # "became the official anthem": the word qualifies the noun after it, no one's role
             s = GazetteerRecognizer._extend_left(text, s)
             out.append(Detection(s, e, "DEM", 0.75, self.name, "role:predicate", subtype="OCCUPATION"))
         return out

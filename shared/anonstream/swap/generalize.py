@@ -1012,7 +1012,9 @@ class PhraseGeneralizer(Generalizer):
     comes before the post-modifier), an EVENT → "the event", a law → "the law", a work
     (a book, a film, a song: OntoNotes WORK_OF_ART) → "the work", anything else → ``fallback`` (default
     "[Name]"). A work's title is not built on its last word ("Bad Dreams" is no dream, "Beauty & Ruin" no
-    ruin), and no narrower noun is true of every work ("the publication" was said of songs, films and shows).
+    ruin), and no narrower noun is true of every work ("the publication" was said of songs, films and shows);
+    what the tagger calls a work but is named after a possession is one ("Widow's Bereavement Allowance" → "the
+    allowance", not "the work": a court judgment's benefits, three times in one blind review).
     "the matter", the former fallback, was false of most names it stood for in the 100 biographies and the
     first 60 unseen earnings calls ("Class A" shares, "Labor Day", a cycling race, a band's label). A capitalized
     last word is part of the name: the name is built on it only when WordNet files it as an act, an event, a group
@@ -1028,13 +1030,14 @@ class PhraseGeneralizer(Generalizer):
         self.fallback = fallback
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
-        from ..pii.wordnet import is_common_word, names_its_kind
+        from ..pii.wordnet import LEXFILE_POSSESSION, is_common_word, names_its_kind
 
         head = _POST_MODIFIER.split(value, maxsplit=1)[0]  # "Award for Best Supporting Actress": an award
         words = re.findall(r"[^\W\d_][\w'’-]*", head)
         last = words[-1] if words else ""
-        if (kind != "work" and len(last) > 3 and is_common_word(last) and last.lower() not in _NOT_HEADS
-                and (last.islower() or names_its_kind(last))):
+        if len(last) > 3 and is_common_word(last) and last.lower() not in _NOT_HEADS and (
+                names_its_kind(last, frozenset({LEXFILE_POSSESSION})) if kind == "work"
+                else last.islower() or names_its_kind(last)):
             return "the " + last.lower()
         noun = self._BY_KIND.get(kind or "")
         return f"the {noun}" if noun else self.fallback
