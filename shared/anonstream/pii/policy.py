@@ -157,8 +157,13 @@ def _regions_of_countries(countries: set[str], continents: set[str]) -> set[str]
 
 def names_continent(form: str) -> bool:
     """``form`` (normalized) is a continent, its adjective or a region of continents ("Europe", "the European",
-    "North American", "Latin America", "Western Europe"): naming one singles nobody out."""
-    return re.sub(r"^the\s+", "", form.casefold().strip()) in _continents()
+    "North American", "Latin America", "Western Europe"), or a list of them ("North America, Europe and Asia"):
+    naming one singles nobody out."""
+    parts = _LIST_SEPARATOR.split(re.sub(r"^the\s+", "", form.casefold().strip()))  # "North America, Europe"
+    return all(re.sub(r"^the\s+", "", part) in _continents() for part in parts)
+
+
+_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+(?:and|or|&)\s+")
 
 
 def rank_max(a: str | None, b: str) -> str:
