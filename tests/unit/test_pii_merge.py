@@ -383,3 +383,12 @@ def test_a_coined_word_alone_is_a_name_candidate():
             "Die Situation des Stummkonzerns und Bundesgerichtshof sind klar.")
     got = [(text[d.start:d.end], d.rule) for d in ProperPhraseRecognizer().analyze(text) if d.rule == "coined_word"]
     assert got == [("Purion", "coined_word"), ("TypTap", "coined_word")]  # not sentence-initial, not amid German
+
+
+def test_a_city_the_tagger_typed_as_an_organisation_before_its_country_is_the_city():
+    from anonstream.pii.vetting import cities_before_their_country
+
+    text = "He moved to Lyon, France in 1999; Turner, Texas said; Apple, Inc. grew; Lyon, Poland."
+    dets = [_det(text, "Lyon", "ORG"), _det(text, "Turner", "ORG"), _det(text, "Apple", "ORG"),
+            Detection(text.rindex("Lyon"), text.rindex("Lyon") + 4, "ORG", 0.85, "spacy_ner", "ner:X")]
+    assert [d.type for d in cities_before_their_country(text, dets)] == ["LOC", "ORG", "ORG", "ORG"]

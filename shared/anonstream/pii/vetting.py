@@ -53,10 +53,10 @@ from typing import Iterable
 
 from . import wordnet
 from .base import Detection
-from .gazetteer import QUALIFIED_WORD_AFTER, TITLES, city_population, default_matcher, first_names
+from .gazetteer import QUALIFIED_WORD_AFTER, TITLES, alpha2, city_country, city_population, default_matcher, first_names
 from .grouping import DocumentEntities, _initial_of, _name_tokens, entity_form, normalize
 from .patterns import is_fiscal_period
-from .policy import GENERIC_ORG_WORDS, LEGAL_WORDS
+from .policy import GENERIC_ORG_WORDS, LEGAL_WORDS, country_of
 from ..spacy_files import english_stop_words
 
 
@@ -274,6 +274,23 @@ def periods_as_dates(text: str, dets: list[Detection]) -> list[Detection]:
     return out
 
 
+def cities_before_their_country(text: str, dets: list[Detection]) -> list[Detection]:
+    """A name the tagger typed as an organisation, a person or a thing that GeoNames knows as a city of the country
+    named right after it is that city ("moved to Lyon, France": ORG, which had read "moved to [Name], France")."""
+    out = []
+    for d in dets:
+        if d.type in ("PERSON",) + OTHER_TYPES and d.type != "LOC":
+            after = _COUNTRY_AFTER.match(text, d.end)
+            code = alpha2(country_of(normalize(after.group(1)))) if after else None
+            if code and city_country(text[d.start:d.end], prefer=code) == code:
+                d = replace(d, type="LOC", subtype="GPE", rule=f"{d.rule}+vet:city_of_country")
+        out.append(d)
+    return out
+
+
+_COUNTRY_AFTER = re.compile(r",[ \t]+((?:the[ \t]+)?[A-Z][\w’'.-]*(?:[ \t]+[A-Z][\w’'.-]*){0,3})")
+
+
 def name_words_as_persons(text: str, dets: list[Detection], person_words: set[str]) -> list[Detection]:
     """A name NER typed as an organisation, place or thing whose every word is a word of the name of a person the
     document has established ("Gerald Rudolph Ford Jr." ... "Ford was born", "Moseley was sent off") is that
@@ -351,7 +368,7 @@ class PersonVetter:
         """Return ``dets`` with bare PERSON candidates relabelled or dropped. ``others`` are further detections of
         the same text (e.g. the first-round ones when vetting propagated mentions) used as document evidence."""
         ctx = ctx or VetContext()
-        dets = periods_as_dates(text, initials_as_persons(text, dets))
+        dets = cities_before_their_country(text, periods_as_dates(text, initials_as_persons(text, dets)))
         pool = list(dets) + list(others)
         person_words = set(ctx.person_words)
         for d in pool:
