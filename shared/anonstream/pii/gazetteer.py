@@ -27,7 +27,7 @@ from typing import Any, Iterable
 from . import wordnet
 from .base import Detection, Recognizer
 from .patterns import MONTH_NAMES
-from ..spacy_files import english_stop_words
+from ..spacy_files import english_stop_words  # spaCy's list, without importing spaCy
 
 TITLES = (
     "Mr", "Mrs", "Ms", "Miss", "Mx", "Mme", "Mlle", "Messrs", "Dr", "Prof", "Professor", "Judge", "Justice", "Sir",
@@ -510,13 +510,11 @@ _NEXT_WORD = re.compile(r" ([a-z][a-z-]+)\b")
 def _modifies_next_noun(text: str, end: int) -> bool:
     """The word after ``end`` (one space, lower case) is a WordNet noun whose most frequent sense names no person and
     no function word (spaCy's stop words): the word before it modifies it."""
-    from ..spacy_files import english_stop_words as stop_words  # spaCy's list, without importing spaCy
-
     m = _NEXT_WORD.match(text, end)
     if m is None:
         return False
     word = m.group(1)
-    return word not in stop_words() and wordnet.is_noun(word) and not wordnet.is_person_noun(word)
+    return word not in english_stop_words() and wordnet.is_noun(word) and not wordnet.is_person_noun(word)
 _PREV_WORD = re.compile(r"(?<![\w-])([a-z][a-z-]*) $")
 _NOT_MODIFIER = frozenset("""
 a an the and or but of in on at to for from by with as was were is are be been had has have that which who his her
@@ -564,17 +562,6 @@ _ROLE_RE = re.compile(r"(?<![\w-])(?=[" + "".join(sorted({w[0] for w in ROLE_WOR
 
 
 _CAPITALIZED_NEXT = re.compile(r"[ \t]+[A-Z]")
-_LOWER_NEXT = re.compile(r"[ \t]+([a-z]+)\b(?![’'-])")
-
-
-def _qualifies_a_noun(text: str, end: int) -> bool:
-    """The word ending at ``end`` stands before a noun of WordNet that is no function word nor an -ing form: it is
-    used as a modifier ("the official anthem", "a member state"), not as the noun of a role."""
-    m = _LOWER_NEXT.match(text, end)
-    if m is None:
-        return False
-    word = m.group(1)
-    return word not in english_stop_words() and not word.endswith(("ing", "ed")) and wordnet.is_noun(word)
 
 
 class RoleRecognizer(Recognizer):
@@ -604,7 +591,7 @@ class RoleRecognizer(Recognizer):
                 continue
             if text[s].isupper() and _CAPITALIZED_NEXT.match(text, e):
                 continue  # a word of a longer title ("are Chief Executive Officer"), not the role on its own
-            if _qualifies_a_noun(text, e):
+            if _modifies_next_noun(text, e):
                 continue  # "became the official anthem": the word qualifies the noun after it, no one's role
             s = GazetteerRecognizer._extend_left(text, s)
             out.append(Detection(s, e, "DEM", 0.75, self.name, "role:predicate", subtype="OCCUPATION"))
@@ -812,13 +799,11 @@ def letters_label_a_thing(text: str, start: int) -> bool:
     "hepatitis B and C", "options A, B and C", "a law firm G and N"): that noun is a WordNet noun whose most frequent
     sense is not a person. After a person noun ("co-accused A, B and R", "applicants X and Y"), a function word
     (spaCy's English stop words: "to A and B") or at a sentence start they name people."""
-    from ..spacy_files import english_stop_words as stop_words  # spaCy's list, without importing spaCy
-
     m = _WORD_BEFORE_LIST.search(text, max(0, start - 40), start)
     if m is None:
         return False
     word = m.group(1).lower()
-    return word not in stop_words() and wordnet.is_noun(word) and not wordnet.is_person_noun(word)
+    return word not in english_stop_words() and wordnet.is_noun(word) and not wordnet.is_person_noun(word)
 _LETTER_AFTER_NOUN = re.compile(
     r"\b(?=[a-z])(?:counsel|lawyer|witness|representative|son|daughter|wife|husband|brother|sister|mother|father|"
     r"co-accused|co‑accused|accused|defendant|officer|doctor|neighbour|friend|applicant|person|woman|man|child|"
@@ -918,9 +903,10 @@ def _foreign_around(text: str, start: int, end: int) -> bool:
 @functools.lru_cache(maxsize=8192)
 def is_coined_word(word: str) -> bool:
     """``word`` names something only itself: no English word nor a name WordNet knows (any case, its regular
-    singular too), nor two of them run together, no given name, no city, country or demonym, no title, no month; four letters at least. The
-    tagger misses such words where they stand alone ("we've sold more Purion", "jumping on to TypTap"); in
-    earnings calls they were the names the capitalized-words attacker still recognised companies by."""
+    singular too), nor two of them run together, no given name, no city, country or demonym, no title, no month;
+    four letters at least. The tagger misses such words where they stand alone ("we've sold more Purion", "jumping
+    on to TypTap"); in earnings calls they were the names the capitalized-words attacker still recognised companies
+    by."""
     if len(word) < 4 or wordnet.is_common_word(word) or wordnet.is_noun(word) or word.lower() in first_names():
         return False
     low, humps = word.lower(), re.findall(r"[A-Z][a-z]*", word)

@@ -375,17 +375,16 @@ _PROPAGATE_TYPES = ("PERSON", "ORG", "LOC", "CODE")
 
 def coined_head(surface: str) -> str | None:
     """The first word of a name of several words when it is a coined word that names nothing else: no English
-    word nor a name WordNet knows ("Kurdistan"), no place, no given name, no title ("Purion" of "Purion M", "Axcelis" of "Axcelis
-    Technologies"; not "Ideal" of "Ideal Home", "Houston" of "Houston Methodist"). Said alone elsewhere in the
-    document it names the same thing: in 185 earnings calls "we've sold more Purion" had stayed beside a masked
-    "Purion M", and such words were what the attacker still recognised companies by."""
+    word nor a name WordNet knows ("Kurdistan"), no place, no given name, no title ("Purion" of "Purion M",
+    "Axcelis" of "Axcelis Technologies"; not "Ideal" of "Ideal Home", "Houston" of "Houston Methodist"). Said alone
+    elsewhere in the document it names the same thing: in 185 earnings calls "we've sold more Purion" had stayed
+    beside a masked "Purion M", and such words were what the attacker still recognised companies by."""
     words = _NAME_TOKEN.findall(surface)
     if len(words) < 2:
         return None
     head = words[0]
     if len(head) < 4 or not head[0].isupper() or not head.isalpha() or wordnet.is_common_word(head) \
-            or wordnet.is_noun(head) \
-            or head.lower() in first_names() or head in TITLES or is_known_place(head) \
+            or wordnet.is_noun(head) or head.lower() in first_names() or head in TITLES or is_known_place(head) \
             or city_population(head) is not None or country_of(head):
         return None
     return head

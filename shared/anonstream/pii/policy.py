@@ -149,7 +149,7 @@ def _regions_of_countries(countries: set[str], continents: set[str]) -> set[str]
     for lemmas, parts, wholes in wordnet.named_places():
         names = {lemma.casefold() for lemma in lemmas}
         if names & countries or any(w.casefold() in countries for w in wholes):
-            continue  # a country, or a part of one ("England", "Tibet", "Anatolia"): not above the countries
+            continue  # a country, or a part of one ("England", "Scotland"): not above the countries
         if sum(part.casefold() in countries for part in parts) >= 2 or any(w.casefold() in continents for w in wholes):
             out |= names
     return out
