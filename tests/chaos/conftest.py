@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -50,10 +51,30 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+_PORTS_GIVEN: set[int] = set()
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range. The processes keep their metrics port over kills and restarts;
+    a port from the ephemeral range could meanwhile become the local port of some outgoing connection (a Kafka or
+    Redis client's), and the restarted process then failed to bind it ("address already in use", seen once in CI)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(max(1024, low - 8000), low)
+        if port in _PORTS_GIVEN:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _PORTS_GIVEN.add(port)
+        return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 class Pipeline:
