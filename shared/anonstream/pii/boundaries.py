@@ -25,7 +25,7 @@ from ..spacy_files import english_stop_words
 from .base import Detection
 from .gazetteer import TITLES
 from .merge import GROUP_HEADS
-from .patterns import MONTH_NAMES
+from .patterns import MONTH_NAMES, MOVED_FROM_BEFORE
 from .policy import LEGAL_WORDS
 
 _ORDINAL_BEFORE = re.compile(r"\b\d{1,3}(?:st|nd|rd|th)\s+$")
@@ -209,12 +209,10 @@ def extend_to_range_start(text: str, d: Detection, floor: int) -> Detection:
     if m is None or _YEAR.match(m.group(0)):  # "from 2015 to 25 stores": a year, then the count it came to
         return d
     start = d.start - len(m.group(0))
-    if _MOVE_FROM_BEFORE.search(text[max(0, start - 30):start]):
+    if MOVED_FROM_BEFORE.search(text[max(0, start - 30):start]):
         return d  # "shot up from 1% to 5%": where a figure moved from and to, two figures, not one range
     return replace(d, start=start)
 
-
-_MOVE_FROM_BEFORE = re.compile(r"(?<!\brange )(?<!\branges )(?<!\branged )(?<!\branging )\bfrom\s+$", re.I)
 
 
 def extend_names(text: str, dets: list[Detection]) -> list[Detection]:

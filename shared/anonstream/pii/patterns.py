@@ -451,6 +451,9 @@ class CaseNumberRecognizer(RegexRecognizer):
 # Dates, times and durations
 # ---------------------------------------------------------------------------------------------
 MONTH_NAMES = "January|February|March|April|May|June|July|August|September|October|November|December"
+# "from" right before two figures joined by "to": where a figure moved from and to ("rose from 1% to 5%"), two
+# figures, unless a range is said ("ranging from 1% to 5%")
+MOVED_FROM_BEFORE = re.compile(r"(?<!\brange )(?<!\branges )(?<!\branged )(?<!\branging )\bfrom\s+$", re.I)
 _MONTHS = rf"(?:{MONTH_NAMES}|Jan\.?|Feb\.?|Mar\.?|Apr\.?|Jun\.?|Jul\.?|Aug\.?|Sept?\.?|Oct\.?|Nov\.?|Dec\.?)"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:1[5-9]\d\d|20\d\d)"

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..generalization import Generalizer
 from ..pii.merge import GROUP_HEADS
+from ..pii.patterns import MOVED_FROM_BEFORE
 from ..pii.policy import PUBLIC_BODY_HEADS
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -652,10 +653,9 @@ _AT_LEAST = frozenset({"more than", "over", "at least", "in excess of", "above",
 # what joins the two ends of a range, the first end's percent sign included ("20% to 25%", "between 20% and 25%")
 _RANGE_JOIN = re.compile(r"^\s*(?:%|percent|per\s?cent)?\s*(?:-|–|—|to|and)\s*(?:[$€£¥₺₽₴]|[A-Z]{3}\s?)?$")
 _PERCENT_AFTER = re.compile(r"\s*(?:%|per\s?cent)", re.I)
-# a value of two figures joined by "to" ("1% to 5%", "$2 million to $3 million"), and "from" (not "ranging from")
+# a value of two figures joined by "to" ("1% to 5%", "$2 million to $3 million")
 _FROM_TO = re.compile(r"([$€£¥]?\d[\d,.]*(?:\s*(?:%|million|billion|thousand))?)(\s+to\s+)([$€£¥]?\d[\d,.]*(?:\s*(?:%|"
                       r"million|billion|thousand))?)")
-_MOVED_FROM = re.compile(r"(?<!\brange )(?<!\branges )(?<!\branged )(?<!\branging )\bfrom\s+$", re.I)
 _CURRENCY_SIGN = re.compile(r"[$€£¥₺₽₴]|\b[A-Z]{3}\b|\b(?:euros?|dollars?|pounds?|cents?|liras?|kroner|zlotys?)\b", re.I)
 
 
@@ -853,7 +853,7 @@ class RangeGeneralizer(Generalizer):
         figures, banded apart and in their order ("from 1-2% to 5-10%"), not one band ("from 1-10%" lost the end
         it reached); "ranging from 1 to 5" is a range."""
         ends = _FROM_TO.fullmatch(value)
-        if ends is None or not _MOVED_FROM.search(before):
+        if ends is None or not MOVED_FROM_BEFORE.search(before):
             return super().in_context(before, value, generalized)
         first, last = ends.group(1), ends.group(3)
         if _PERCENT_AFTER.match(last[len(last.rstrip("% ")):]) and not _PERCENT_AFTER.search(first):
