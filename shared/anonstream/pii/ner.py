@@ -27,6 +27,7 @@ from typing import Any
 
 from .base import Detection, Recognizer
 from .gazetteer import first_names
+from .wordnet import is_common_word
 
 ONTONOTES_TO_TAB: dict[str, str | None] = {
     "PERSON": "PERSON",
@@ -62,6 +63,14 @@ def is_given_name_phrase(surface: str) -> bool:
     words = surface.split()
     return (0 < len(words) <= 3 and all(w[0].isupper() and _CAPITALISED_WORD.fullmatch(w) for w in words)
             and words[0].lower() in first_names())
+
+
+def is_person_not_thing(surface: str) -> bool:
+    """A name the tagger read as an event, a product or a work is a person's when it is a given-name phrase whose
+    first word is no English word ("Emine", "Ünal"). A given name that is also a word starts a thing: in the 100
+    TAB train judgments and the 100 biographies every such span ("Winter Olympics", "Merry Go Wrong", "Love Never
+    Dies") is gold MISC, every span of the first kind PERSON."""
+    return is_given_name_phrase(surface) and not is_common_word(surface.split()[0])
 
 
 _WORD = re.compile(r"\s+([a-z][a-z'’]*(?:[-‑][a-z]+)*)")
@@ -123,7 +132,7 @@ class SpacyNerRecognizer(Recognizer):
             score = LABEL_SCORE.get(label, 0.85)
             rule = f"ner:{label}"
             subtype = label
-            if label in _NAMED_THING and is_given_name_phrase(ent.text):
+            if label in _NAMED_THING and is_person_not_thing(ent.text):
                 tab, score, rule, subtype = "PERSON", LABEL_SCORE.get("PERSON", 0.85), f"ner:{label}>PERSON", "PERSON"
             if label == "CARDINAL" and _YEAR.fullmatch(ent.text):
                 # a bare year the tagger read as a count ("our 2016 operating plan"): every such mention of the TAB
