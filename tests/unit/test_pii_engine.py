@@ -138,3 +138,13 @@ def test_redaction_placeholders_are_recognised(text, start, end, expected):
     from anonstream.pii.vetting import is_redaction_placeholder
 
     assert is_redaction_placeholder(text, start, end) is expected
+
+
+@pytest.mark.parametrize("text, surface, expected", [
+    ("He was a manager in Major League Baseball.", "Major League Baseball", "ORG"),  # a rank word, no person
+    ("They skated at the 1976 Winter Olympics where they placed 15th.", "Winter Olympics", "MISC"),  # a word
+])
+def test_a_name_the_tagger_reads_as_a_thing_is_no_person_by_a_title_or_given_name_word(engine, text, surface,
+                                                                                        expected):
+    found = {text[d.start:d.end]: d.type for d in engine.detect(text, DocumentEntities("d"))}
+    assert found.get(surface) == expected

@@ -54,6 +54,13 @@ def test_combine_adjacent_extends_and_merges():
     assert got == [("Batman Assize Court", "ORG"), ("Sheraton hotel", "ORG"), ("Ankara, Turkey", "LOC")]
 
 
+def test_two_cities_side_by_side_are_a_list_not_a_city_and_its_container():
+    text = "the cities of Battle Creek, Springfield and Albion; born in Manchester, Connecticut"
+    dets = [_det(text, w, "LOC") for w in ("Battle Creek", "Springfield", "Albion", "Manchester", "Connecticut")]
+    got = [_surface(text, d) for d in combine_adjacent(text, dets)]
+    assert got == ["Battle Creek", "Springfield", "Albion", "Manchester, Connecticut"]
+
+
 def test_a_us_date_split_at_its_comma_is_one_date():
     text = "the quarter ended December 31, 2017 and, in Paris, 2016 was good"
     dets = [_det(text, "December 31", "DATETIME"), _det(text, "2017", "DATETIME"), _det(text, "Paris", "LOC"),

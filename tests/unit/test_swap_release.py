@@ -188,6 +188,15 @@ def test_a_list_of_places_goes_to_what_contains_every_one(value, country, expect
     assert build_generalizer({"name": "place"}).generalize(value, "Location", "city", country) == expected
 
 
+@pytest.mark.parametrize("before, expected", [
+    ("Currently living in Austria, ", "a city"),  # "Austria, Austria" said nothing and read broken
+    ("She moved to ", "Austria"),
+])
+def test_a_place_after_its_container_becomes_a_neutral_noun(before, expected):
+    gen = build_generalizer({"name": "place"})
+    assert gen.in_context(before, "Vienna", gen.generalize("Vienna", "Location", "city", "AT")) == expected
+
+
 @pytest.mark.parametrize("value, kind, expected", [
     ("Gdańsk Regional Court", None, "the regional court"),
     ("the Diyarbakır State Security Court", None, "the state security court"),

@@ -465,6 +465,16 @@ class PlaceGeneralizer(Generalizer):
                 return "a city"
         return _NEUTRAL_PLACE.get(kind or "", self.fallback)
 
+    def in_context(self, before: str, value: str, generalized: str) -> str:
+        """A place right after the name of its container says nothing more as that container: "living in Austria,
+        [Vienna]" had read "Austria, Austria"; it becomes the neutral noun of its kind ("a city")."""
+        out = super().in_context(before, value, generalized)
+        said = re.sub(r"^the\s+", "", out, flags=re.I)
+        if out == value or not re.search(rf"\b{re.escape(said)}\s*,\s*$", before, re.I):
+            return out
+        key = re.sub(r"^the\s+", "", value.strip(), flags=re.I).casefold()
+        return "a city" if key in _geography()[0] else self.fallback
+
     def _contains(self, whole: str, part: str, country: str | None) -> bool:
         """Whether GeoNames confirms the place ``whole`` contains ``part`` ("Gdańsk, Poland"; "Portland, Oregon": a
         city of that name in that state)."""
