@@ -202,6 +202,10 @@ def test_country_place_and_initials_rules():
     assert p.classify(_entity(ents, "LOC", "US", "GPE"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "LOC", "U.K.", "GPE"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "ORG", "GM"), ents) == "QUASI"
+    # WordNet's other names of a country; not the names of a country's states, nor their two-letter codes
+    assert p.classify(_entity(ents, "LOC", "America", "GPE"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "LOC", "Persia", "GPE"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "LOC", "Idaho", "GPE"), ents) == "QUASI"
     # off by default: TAB's annotators release a city of millions, the biographies' mask it
     assert p.classify(_entity(ents, "LOC", "Istanbul", "GPE"), ents) == "QUASI"
     # on by default: initials, which TAB's annotators agree to release where they agree at all

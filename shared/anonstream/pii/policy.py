@@ -91,6 +91,11 @@ def _country_lookup() -> dict[str, str]:
         dotted = ".".join(abbreviation.lower())  # "U.S.", "U.K.", with or without the last dot
         out.setdefault(dotted, iso)
         out.setdefault(dotted + ".", iso)
+    for lemmas in wordnet.named_countries():  # "America", "the States", "Britain", "Persia": WordNet's other names
+        iso = next((out[name.lower()] for name in lemmas if name.lower() in out), None)
+        for name in lemmas if iso else ():
+            if not name.isupper() and len(name) > 3:  # two-letter codes are ambiguous ("ID" is also Idaho)
+                out.setdefault(name.lower(), iso)
     return out
 
 

@@ -202,6 +202,28 @@ def named_places() -> tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1)
+def named_countries() -> tuple[tuple[str, ...], ...]:
+    """The lemmas of every WordNet country: an instance of a class of countries or nations ("North American
+    country", "European nation"): ("United States", "United States of America", "America", "the States", "US",
+    ...), ("United Kingdom", ..., "Britain", "GB"). A state of a country is no instance of such a class."""
+    root = wordnet_dir()
+    if root is None:
+        return ()
+    out = []
+    with open(root / "data.noun", encoding="latin-1") as handle:
+        for line in handle:
+            if line.startswith("  "):
+                continue
+            data = line.split()
+            if int(data[1]) != LEXFILE_LOCATION or not _is_instance(data):
+                continue
+            classes = [_lemmas(_synset(o))[0] for p, o in _pointers(data) if p == "@i"]
+            if any(c.endswith(("country", "nation")) for c in classes):
+                out.append(tuple(_lemmas(data)))
+    return tuple(out)
+
+
 LEXFILE_OBJECT = 17  # noun.object: continents, rivers, islands
 LEXFILE_COMMUNICATION = 10  # noun.communication: languages are filed there
 LEXFILE_TIME = 28  # noun.time
