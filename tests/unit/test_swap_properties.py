@@ -159,7 +159,10 @@ def _check(chunks, released, log, release, stream: bool):
         assert pool_of(by_key[a]) == pool_of(by_key[b])  # never across clusters
         an_a, an_b = analyze(by_key[a], release), analyze(by_key[b], release)
         slots = an_a.slots_in(J)
+        # the whole tuple moves where both chunks hold as many values per slot; with fewer, a lone mention takes one
+        # value of the partner's (rewrite.plan_swap: "a sentence about one place stays about one")
         whole = (slots == an_b.slots_in(J) and all(release.swaps_slot(kind_of_slot(s)) for s in slots)
+                 and an_a.slot_shape(slots) == an_b.slot_shape(slots)
                  and chunks_of_doc[by_key[a].doc_id] == chunks_of_doc[by_key[b].doc_id] == 1
                  and all(d != an_b.slot_digests(slots)[s] for s, d in an_a.slot_digests(slots).items()))
         if not whole:
