@@ -91,6 +91,23 @@ def test_a_year_the_tagger_cut_from_its_period_stays_a_year_in_the_released_text
     assert released.text == "Savings start in our H2 2018, after calendar 2019. Sales rose in the 2010s."
 
 
+def test_a_comma_and_after_one_date_joins_two_clauses_not_a_list():
+    """"in 2015, and 2016 was better" is no list of two years: collapsed into one decade it had read "in the 2010s
+    was better"; "in 2013, 2014, and 2015" is a list."""
+    from anonstream.swap import Release
+    from anonstream.swap.pairing import Releaser
+    from anonstream.swap.release import DEFAULT_RELEASE
+    from anonstream.swap.testing import make_chunk
+    from anonstream.swap.tuples import analyze
+
+    release = Release.from_dict(DEFAULT_RELEASE)
+    chunk = make_chunk("d1", 0, "Sales grew in {DATETIME/DATE#date:2015}, and {DATETIME/DATE#date:2016} was better. "
+                                "They fell in {DATETIME/DATE#date:2003}, {DATETIME/DATE#date:2004}, and "
+                                "{DATETIME/DATE#date:2005}.")
+    released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
+    assert released.text == "Sales grew in the 2010s, and the 2010s was better. They fell in the 2000s."
+
+
 @pytest.mark.parametrize("before, inside", [
     ("shipments in Q2 of ", True), ("Our first-half ", True), ("our outlook for full-year ", True),
     ("dated June, ", True), ("the end of ", True), ("our Q1 ", True), ("the first 39 weeks of ", True), ("our year-end ", True),

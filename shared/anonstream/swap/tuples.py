@@ -49,6 +49,7 @@ _LEADING_THE = re.compile(r"^the\s+")
 # Never across a line break: a list re-rendered with fewer values would remove it.
 _LIST_SEPARATOR = re.compile(r"^(?:[ \t]*,[ \t]*(?:(?:and|or|&)[ \t]+)?|[ \t]+(?:and|or|&)[ \t]+|[ \t]*/[ \t]*|[ \t]*;[ \t]*)\Z",
                              re.I)
+_CLAUSE_JOIN = re.compile(r"[ \t]*,[ \t]*(?:and|or)[ \t]+\Z", re.I)
 _ACRONYM = re.compile(r"^[A-Z0-9][A-Z0-9&./-]*[A-Z0-9.]$")
 
 
@@ -231,12 +232,15 @@ def mentions(chunk: Chunk, scope: str = "all") -> list[Mention]:
 
 def sites(text: str, found: list[Mention]) -> list[Site]:
     """Group mentions (text order) into list sites: same slot, same DIRECT flag, only a list separator (on one
-    line) between them, and no entity twice (a name repeated after a comma starts a new clause, not a list)."""
+    line) between them, and no entity twice (a name repeated after a comma starts a new clause, not a list). A comma
+    before "and"/"or" joins a list only after two items or more ("A, B, and C"); after one it joins two clauses
+    ("in 2015, and 2016 was better than 2015" had become "in the 2010s was better than the 2010s")."""
     out: list[Site] = []
     for m in found:
         last = out[-1] if out else None
+        gap = text[last.end:m.start] if last is not None else ""
         if (last is not None and last.slot == m.slot and last.direct == m.direct
-                and _LIST_SEPARATOR.match(text[last.end:m.start])
+                and _LIST_SEPARATOR.match(gap) and not (len(last.mentions) == 1 and _CLAUSE_JOIN.match(gap))
                 and all(other.ref != m.ref for other in last.mentions)):  # "at Siemens, and Siemens expects": no list
             last.mentions.append(m)
         else:
