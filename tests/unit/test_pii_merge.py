@@ -176,6 +176,12 @@ def test_names_ending_with_a_legal_form_are_companies_and_keep_its_full_stop():
                    ("Court", "ORG")]
 
 
+def test_a_name_the_tagger_read_as_a_person_is_a_company_when_it_ends_with_a_legal_form():
+    text = "a loan from Emlak Bankası A.Ş. in 1995"
+    got = [(_surface(text, d), d.type) for d in combine_adjacent(text, [_det(text, "Emlak Bankası A.Ş", "PERSON")])]
+    assert got == [("Emlak Bankası A.Ş.", "ORG")]
+
+
 def test_a_name_introduced_as_the_applicant_is_a_person():
     # TAB 001-60513: the NER read the applicant's name as a place; it had become "the matter"
     text = "lodged by a Turkish national, Yüksel İğdeli (“the applicant”), and by Akın A.Ş. (“the applicant company”)."

@@ -169,8 +169,9 @@ _APPLICANT_AFTER = re.compile(r"^,?\s*\((?:“|\"|‘|')the (?:(?:first|second|t
 
 def as_company(text: str, d: Detection, limit: int) -> Detection:
     """A name that ends with a company's legal form ("Global A.Ş", "Regnmark I/S") is an ORG whatever the
-    recognizer said; the legal form's last full stop joins the span when a recognizer left it out ("A.Ş" + ".")."""
-    if d.type not in ("MISC", "LOC", "ORG"):
+    recognizer said, the tagger's PERSON included ("Emlak Bankası A.Ş" had become a person's pseudonym); the legal
+    form's last full stop joins the span when a recognizer left it out ("A.Ş" + ".")."""
+    if d.type not in ("MISC", "LOC", "ORG") and not (d.type == "PERSON" and d.recognizer == "spacy_ner"):
         return d
     end = d.end
     if not LEGAL_FORM.search(text[d.start:end]):
