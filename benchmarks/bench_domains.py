@@ -238,7 +238,8 @@ def measure(args, work: Path, results) -> None:
                    str(sanitized_path), "--json", str(attack_json))
         attack[domain] = json.loads(attack_json.read_text())
         sanitized = read_sanitized(sanitized_path)
-        checked = random.Random(args.seed).sample(sanitized, min(n_check, len(sanitized)))
+        # the same calls every run: the output's order follows the pool's releases, which vary from run to run
+        checked = random.Random(args.seed).sample(sorted(sanitized), min(n_check, len(sanitized)))
         checks[domain] = check_release([(i, raw[i], t) for i, t in checked if i in raw], tagger=tagger,
                                        reference=reference, common_k=args.common_k)
         changed[domain] = changed_lines(raw, sanitized)
