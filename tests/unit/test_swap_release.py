@@ -197,6 +197,19 @@ def test_a_place_after_its_container_becomes_a_neutral_noun(before, expected):
     assert gen.in_context(before, "Vienna", gen.generalize("Vienna", "Location", "city", "AT")) == expected
 
 
+def test_a_place_without_a_partner_is_generalized_in_its_context():
+    """The fallback of a swapped category reads the words before the value too (a release's first chunk never has
+    a partner)."""
+    from anonstream.swap.pairing import Releaser
+    from anonstream.swap.testing import make_chunk
+    from anonstream.swap.tuples import analyze
+
+    release = Release.from_dict(DEFAULT_RELEASE)
+    chunk = make_chunk("d1", 0, "Currently living in Austria, {LOC/GPE#city:Vienna}. Born in {LOC/GPE#city:Vienna}.")
+    released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
+    assert released.text.startswith("Currently living in Austria, a city.")
+
+
 @pytest.mark.parametrize("value, kind, expected", [
     ("Gdańsk Regional Court", None, "the regional court"),
     ("the Diyarbakır State Security Court", None, "the state security court"),

@@ -172,14 +172,17 @@ class Releaser:
         return digest_of(keys)
 
     def fallback_fn(self, category: str, policy: str, kind: str | None = None,
-                    country: str | None = None) -> Callable[[str], tuple[str, str]]:
+                    country: str | None = None) -> Callable[..., tuple[str, str]]:
+        """What a value becomes when no partner gives it one: (new value, operator). ``before``, the text before
+        the value, lets the generalizer fit its words (``Generalizer.in_context``: "Austria, [Vienna]" → "Austria,
+        a city", never "Austria, Austria")."""
         placeholder = self.release.placeholder(category)
         if policy == "suppress":
-            return lambda v: (placeholder, rewrite.OP_SUPPRESS)
+            return lambda v, before="": (placeholder, rewrite.OP_SUPPRESS)
         gen = self.release.generalizer(category)
 
-        def fn(v: str) -> tuple[str, str]:
-            g = gen.generalize(v, category, kind, country)
+        def fn(v: str, before: str = "") -> tuple[str, str]:
+            g = gen.in_context(before, v, gen.generalize(v, category, kind, country))
             if norm_key(g) == norm_key(v):  # could not coarsen: a placeholder protects it
                 return placeholder, rewrite.OP_SUPPRESS
             return g, rewrite.OP_GENERALIZE
@@ -212,7 +215,7 @@ class Releaser:
             if status == "S" and not release.swaps_slot(kind_of_slot(slot)):  # kind unknown: generalized, never swapped
                 fn = self.fallback_fn(category, "generalize", kind_of_slot(slot), country_of_slot(slot))
                 for site in sites:
-                    mapped = {m.value: fn(m.value) for m in site.mentions}
+                    mapped = {m.value: fn(m.value, _before(chunk.text, m.start)) for m in site.mentions}
                     op = rewrite.OP_SUPPRESS if any(o == rewrite.OP_SUPPRESS for _, o in mapped.values()) \
                         else rewrite.OP_GENERALIZE
                     plans += rewrite.plan_map([site], lambda v, m=mapped: m[v][0], op)
@@ -231,7 +234,8 @@ class Releaser:
             elif status == "S" and (fallback or fixed):
                 fn = self.fallback_fn(category, fallback or "generalize", kind_of_slot(slot), country_of_slot(slot))
                 for site in sites:
-                    mapped = {m.value: fn(m.value) if fallback else (m.value, rewrite.OP_SWAP)
+                    mapped = {m.value: fn(m.value, _before(chunk.text, m.start)) if fallback
+                              else (m.value, rewrite.OP_SWAP)
                               for m in site.mentions if m.ref not in fixed}
                     ops = {o for _, o in mapped.values() if fallback} | {fixed_ops[m.ref][0] for m in site.mentions
                                                                        if m.ref in fixed}
@@ -573,13 +577,18 @@ def plan_generalized(text: str, sites: list[Site], gen: Generalizer, category: s
     new: dict[int, str] = {}
     for group in by_sentence.values():
         outs = gen.generalize_together([m.value for m in group], category, kind, country)
-        new.update({m.start: gen.in_context(text[max(0, m.start - 24):m.start], m.value, out)
+        new.update({m.start: gen.in_context(_before(text, m.start), m.value, out)
                     for m, out in zip(group, outs)})
     plans: list[rewrite.SitePlan] = []
     for site in sites:
         mapped = {m.value: new[m.start] for m in site.mentions}
         plans += rewrite.plan_map([site], mapped.__getitem__, rewrite.OP_GENERALIZE)
     return plans
+
+
+def _before(text: str, start: int) -> str:
+    """The words a generalizer reads before a value (``Generalizer.in_context``)."""
+    return text[max(0, start - 24):start]
 
 
 def valid_pair(ours: PoolEntry, theirs: PoolEntry) -> bool:
