@@ -205,6 +205,7 @@ def test_country_place_and_initials_rules():
     # WordNet's other names of a country; not the names of a country's states, nor their two-letter codes
     assert p.classify(_entity(ents, "LOC", "America", "GPE"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "LOC", "Persia", "GPE"), ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "LOC", "Britain", "GPE"), ents) == "NO_MASK"
     assert p.classify(_entity(ents, "LOC", "Idaho", "GPE"), ents) == "QUASI"
     # off by default: TAB's annotators release a city of millions, the biographies' mask it
     assert p.classify(_entity(ents, "LOC", "Istanbul", "GPE"), ents) == "QUASI"

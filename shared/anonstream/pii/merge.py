@@ -302,9 +302,10 @@ def _two_cities(text: str, first: Detection, second: Detection) -> bool:
 
 def combine_adjacent(text: str, dets: list[Detection]) -> list[Detection]:
     """After overlap resolution: "December 31" + ", 2017" → one DATETIME (a US-style date the tagger split at its
-    comma); "Canton" + "of Geneva" → one LOC ("Canton of Geneva Court" → one ORG); "City, Country" → one LOC (an address-like place; not when the first place is
-    itself a country, "Denmark, Switzerland", nor when both are cities, ``_two_cities``: those are lists); a place, name or organisation right before an ORG
-    with only a space between ("Batman" + "Assize Court", "Şehit Tevfik" + "Fikret Erciyes police station") →
+    comma); "Canton" + "of Geneva" → one LOC ("Canton of Geneva Court" → one ORG); "City, Country" → one LOC (an
+    address-like place; not when the first place is itself a country, "Denmark, Switzerland", nor when both are
+    cities, ``_two_cities``: those are lists); a place, name or organisation right before an ORG with only a space
+    between ("Batman" + "Assize Court", "Şehit Tevfik" + "Fikret Erciyes police station") →
     one ORG; a name followed by a group or event head noun ("Sima clan", "Gujarat riots") →
     one ORG or MISC (``extend_to_head_noun``); an ORG right after "Minister of" starts at the head
     (``extend_to_public_head``), a court right after "the 7th Chamber of" at the chamber (``extend_to_chamber``;

@@ -204,9 +204,10 @@ def named_places() -> tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
 
 @functools.lru_cache(maxsize=1)
 def named_countries() -> tuple[tuple[str, ...], ...]:
-    """The lemmas of every WordNet country: an instance of a class of countries or nations ("North American
-    country", "European nation"): ("United States", "United States of America", "America", "the States", "US",
-    ...), ("United Kingdom", ..., "Britain", "GB"). A state of a country is no instance of such a class."""
+    """The lemmas of every WordNet country: an instance of a class of countries, nations or kingdoms ("North
+    American country", "European nation", "kingdom"): ("United States", "United States of America", "America", "the
+    States", "US", ...), ("Iran", "Islamic Republic of Iran", "Persia"), ("United Kingdom", ..., "Britain"). A state
+    of a country is no instance of such a class."""
     root = wordnet_dir()
     if root is None:
         return ()
@@ -219,7 +220,7 @@ def named_countries() -> tuple[tuple[str, ...], ...]:
             if int(data[1]) != LEXFILE_LOCATION or not _is_instance(data):
                 continue
             classes = [_lemmas(_synset(o))[0] for p, o in _pointers(data) if p == "@i"]
-            if any(c.endswith(("country", "nation")) for c in classes):
+            if any(c.endswith(("country", "nation", "kingdom")) for c in classes):
                 out.append(tuple(_lemmas(data)))
     return tuple(out)
 
