@@ -181,24 +181,27 @@ def _lemmas(data: list[str]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def named_places() -> tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...]:
-    """Every named place of WordNet (an instance in noun.location or noun.object) as (its lemmas, the lemmas of its
-    parts, the lemmas of what it is part of): ("Middle East", "Mideast", "Near East"), ("Israel", "Egypt", ...)."""
+def _named_instances() -> tuple[list[str], ...]:
+    """The ``data.noun`` lines (split) of WordNet's named places: instances in noun.location or noun.object."""
     root = wordnet_dir()
     if root is None:
         return ()
-    out = []
     with open(root / "data.noun", encoding="latin-1") as handle:
-        for line in handle:
-            if line.startswith("  "):
-                continue
-            data = line.split()
-            if int(data[1]) not in (LEXFILE_LOCATION, LEXFILE_OBJECT) or not _is_instance(data):
-                continue
-            pointers = _pointers(data)
-            parts = [lemma for p, o in pointers if p == "%p" for lemma in _lemmas(_synset(o))[:1]]
-            wholes = [lemma for p, o in pointers if p == "#p" for lemma in _lemmas(_synset(o))[:1]]
-            out.append((tuple(_lemmas(data)), tuple(parts), tuple(wholes)))
+        lines = (line.split() for line in handle if not line.startswith("  "))
+        return tuple(data for data in lines
+                     if int(data[1]) in (LEXFILE_LOCATION, LEXFILE_OBJECT) and _is_instance(data))
+
+
+@functools.lru_cache(maxsize=1)
+def named_places() -> tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...]:
+    """Every named place of WordNet (an instance in noun.location or noun.object) as (its lemmas, the lemmas of its
+    parts, the lemmas of what it is part of): ("Middle East", "Mideast", "Near East"), ("Israel", "Egypt", ...)."""
+    out = []
+    for data in _named_instances():
+        pointers = _pointers(data)
+        parts = [lemma for p, o in pointers if p == "%p" for lemma in _lemmas(_synset(o))[:1]]
+        wholes = [lemma for p, o in pointers if p == "#p" for lemma in _lemmas(_synset(o))[:1]]
+        out.append((tuple(_lemmas(data)), tuple(parts), tuple(wholes)))
     return tuple(out)
 
 
@@ -208,21 +211,9 @@ def named_countries() -> tuple[tuple[str, ...], ...]:
     American country", "European nation", "kingdom"): ("United States", "United States of America", "America", "the
     States", "US", ...), ("Iran", "Islamic Republic of Iran", "Persia"), ("United Kingdom", ..., "Britain"). A state
     of a country is no instance of such a class."""
-    root = wordnet_dir()
-    if root is None:
-        return ()
-    out = []
-    with open(root / "data.noun", encoding="latin-1") as handle:
-        for line in handle:
-            if line.startswith("  "):
-                continue
-            data = line.split()
-            if int(data[1]) != LEXFILE_LOCATION or not _is_instance(data):
-                continue
-            classes = [_lemmas(_synset(o))[0] for p, o in _pointers(data) if p == "@i"]
-            if any(c.endswith(("country", "nation", "kingdom")) for c in classes):
-                out.append(tuple(_lemmas(data)))
-    return tuple(out)
+    return tuple(tuple(_lemmas(data)) for data in _named_instances() if int(data[1]) == LEXFILE_LOCATION
+                 and any(_lemmas(_synset(o))[0].endswith(("country", "nation", "kingdom"))
+                         for p, o in _pointers(data) if p == "@i"))
 
 
 LEXFILE_OBJECT = 17  # noun.object: continents, rivers, islands
