@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections import Counter
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,10 +211,25 @@ class Infra:
 
 @dataclass
 class Seen:
-    """Every record the reader has seen, per topic, in arrival order: (partition, offset, key, value)."""
+    """Every record the reader has seen, per topic, in arrival order: (partition, offset, key, value). A record is one
+    position in the log: fetched again at the same offset (the reader's own position reset, e.g. when a metadata
+    update during a broker restart gives it a new assignment), it is kept once and counted in ``refetched``. Two
+    copies of an output at different offsets are what a duplicate is."""
 
     records: dict[str, list[tuple[int, int, str, bytes]]] = field(default_factory=dict)
+    positions: set[tuple[str, int, int]] = field(default_factory=set)
+    refetched: Counter = field(default_factory=Counter)  # topic -> records fetched again at a known offset
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, topic: str, records) -> None:
+        with self.lock:
+            bucket = self.records.setdefault(topic, [])
+            for r in records:
+                if (topic, r.partition, r.offset) in self.positions:
+                    self.refetched[topic] += 1
+                    continue
+                self.positions.add((topic, r.partition, r.offset))
+                bucket.append((r.partition, r.offset, (r.key or b"").decode("utf-8", "replace"), r.value))
 
     def of(self, topic: str) -> list[tuple[int, int, str, bytes]]:
         with self.lock:
@@ -239,10 +255,7 @@ class Reader:
         try:
             while not self._stop.is_set():
                 for tp, records in (await consumer.getmany(timeout_ms=500)).items():
-                    with self.seen.lock:
-                        bucket = self.seen.records.setdefault(tp.topic, [])
-                        bucket.extend((r.partition, r.offset, (r.key or b"").decode("utf-8", "replace"), r.value)
-                                      for r in records)
+                    self.seen.add(tp.topic, records)
         finally:
             await consumer.stop()
 

@@ -365,8 +365,15 @@ def test_two_instances_per_stage_on_a_redis_cluster_exactly_once_through_kills_a
     copies = _sanitized_by_doc(reader, ids)
     lost = ids - set(copies)
     duplicated = {k: n for k, n in copies.items() if n > 1}
-    chunk_copies = Counter((c["doc_id"], c["chunk_index"]) for c in reader.values(topics.CHUNKS_SANITIZED)
-                           if c["doc_id"] in ids)
+    chunk_at: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)  # chunk -> (partition, offset)s
+    for partition, offset, _, value in reader.records(topics.CHUNKS_SANITIZED):
+        c = orjson.loads(value)
+        if c["doc_id"] in ids:
+            chunk_at[(c["doc_id"], c["chunk_index"])].append((partition, offset))
+    chunk_copies = Counter({k: len(v) for k, v in chunk_at.items()})
+    # where a duplicate first appears: records with one key at two offsets, per topic the reader follows
+    keys_twice = {t.suffix: sum(n - 1 for n in Counter(key for _, _, key, _ in reader.records(t)).values() if n > 1)
+                  for t in (topics.CHUNKS_PII, topics.CHUNKS_SANITIZED, topics.SWAP_LOG, topics.SANITIZED)}
     dead = [d for d in reader.values(topics.DEAD_LETTER) if d["stage"] != "ingest"]
 
     # pseudonyms: one per person, the same on both pii instances, before and during the chaos; distinct people
@@ -426,6 +433,9 @@ def test_two_instances_per_stage_on_a_redis_cluster_exactly_once_through_kills_a
         "lost / duplicated (no deduplication)": f"{len(lost)} / {len(duplicated)}",
         "sanitized chunks / duplicated": f"{sum(chunk_copies.values())} / "
                                          f"{sum(chunk_copies.values()) - len(chunk_copies)}",
+        "records the reader fetched again at an offset it had read (its position reset; kept once)":
+            sum(reader.seen.refetched.values()),
+        "records whose key is at two offsets, per topic": ", ".join(f"{t} {n}" for t, n in keys_twice.items()),
         "valid records dead-lettered / crashes": f"{len(dead)} / {len(pipeline.crashes)}",
         "processes that exited by themselves during or just after an outage (restarted as a supervisor would)":
             ", ".join(f"{n} (exit {c})" for n, c, inside in exits if inside) or "none",
@@ -452,7 +462,9 @@ def test_two_instances_per_stage_on_a_redis_cluster_exactly_once_through_kills_a
     assert all(inside for *_, inside in exits), f"processes exited outside an outage: {exits}"
     assert not lost, f"documents lost: {sorted(lost)[:5]}"
     assert not duplicated, f"documents more than once at a read_committed consumer: {duplicated}"
-    assert sum(chunk_copies.values()) == len(chunk_copies), "a sanitized chunk more than once"
+    assert sum(chunk_copies.values()) == len(chunk_copies), \
+        f"sanitized chunks more than once, at (partition, offset): {[(k, v) for k, v in chunk_at.items() if len(v) > 1][:5]}; " \
+        f"keys at two offsets per topic: {keys_twice}"
     assert not dead, f"valid records dead-lettered: {Counter((d['stage'], d['error_class']) for d in dead)}"
     assert not unaligned, f"PERSON mentions not found as written: {unaligned}"
     assert set(per_person) == set(PEOPLE), f"people not found by the detector: {set(PEOPLE) - set(per_person)}"
