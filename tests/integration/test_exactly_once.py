@@ -215,3 +215,35 @@ def test_swap_outbox_after_a_crash_between_commit_and_ack_is_not_emitted_again(k
         launch.stop_services(processes)
     assert set(committed) == expected
     assert {k: n for k, n in committed.items() if n != 1} == {}
+
+
+def test_stable_offset_fetch_reads_a_transactions_offsets_once_it_committed(kafka_bootstrap):
+    """OffsetFetch v7 with require_stable on the real broker: a transaction's offset and metadata are read as
+    committed, never the offset from before it (runtime/stable_offsets.py), and a partition never committed is
+    absent."""
+    from aiokafka import TopicPartition
+
+    from anonstream.runtime.stable_offsets import fetch_stable_offsets
+
+    topic, group = f"stable-{time.monotonic_ns()}", f"stable-group-{time.monotonic_ns()}"
+
+    async def run():
+        producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, transactional_id=f"{group}-txn")
+        consumer = AIOKafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=group, enable_auto_commit=False)
+        await producer.start()
+        await consumer.start()
+        try:
+            tps = [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+            await consumer._coordinator.ensure_coordinator_known()
+            assert await fetch_stable_offsets(consumer._coordinator, tps) == {}
+            for offset, metadata in ((5, ""), (9, "k1")):
+                async with producer.transaction():
+                    await producer.send_and_wait(topic, b"x", partition=0)
+                    await producer.send_offsets_to_transaction({tps[0]: (offset, metadata)}, group)
+                # read right after each commit: the coordinator answers only once the offsets are applied
+                assert await fetch_stable_offsets(consumer._coordinator, tps) == {tps[0]: (offset, metadata)}
+        finally:
+            await consumer.stop()
+            await producer.stop()
+
+    asyncio.run(run())

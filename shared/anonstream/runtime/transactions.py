@@ -28,7 +28,9 @@ shell holds ``in_flight`` from poll to commit), then stops the revoked partition
 ``on_partitions_assigned`` starts a producer per assigned partition (fencing the previous owner), then re-reads each
 partition's committed offset and seeks to it: aiokafka fetches committed offsets as soon as the assignment arrives,
 possibly before the previous owner's last transaction was resolved, and a position from before a transaction that
-then commits would process its records twice. A batch polled while a rebalance ran (``rebalances``, counted when a
+then commits would process its records twice. Every read of a committed offset asks for stable offsets
+(``stable_offsets.py``, KIP-447's ``require_stable``): even after the fencing, the group coordinator may not yet
+have applied the last transaction's offsets, and an older fetch would answer with the offset from before it. A batch polled while a rebalance ran (``rebalances``, counted when a
 callback has done its seeks, changed between the poll's start and the shell taking ``in_flight``) is dropped whole and its partitions still owned are sought back
 to their committed offsets (``rewind``): its records may lie before the position the assignment sought (processed,
 they would be read again from there: a duplicate), or after it (dropped without a seek, they would be lost: both
@@ -63,6 +65,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 from aiokafka.errors import InvalidProducerEpoch, KafkaError, KafkaTimeoutError, ProducerFenced
 
 from ..stages.base import Emit
+from .stable_offsets import fetch_stable_offsets
 
 log = logging.getLogger(__name__)
 
@@ -150,23 +153,20 @@ class PartitionProducers(ConsumerRebalanceListener):
         for tp in tps:
             if tp not in self.producers:
                 continue  # revoked: its new owner reads from the committed offset
-            committed = await self.consumer.committed(tp)
+            committed, _ = await self.fetch_committed(tp)
             if committed is None:
                 await self.consumer.seek_to_beginning(tp)
             else:
                 self.consumer.seek(tp, committed)
 
     async def fetch_committed(self, tp: TopicPartition) -> tuple[int | None, str]:
-        """The partition's committed offset (None: never committed) and its metadata, from the group coordinator.
-        (``AIOKafkaConsumer.committed`` drops the metadata; this is the call it makes.)"""
+        """The partition's committed offset (None: never committed) and its metadata, from the group coordinator,
+        once no transaction's offsets for it are pending (``stable_offsets``: an older fetch may return the offset
+        from before a transaction that has just committed, and the records it covered would be processed twice)."""
         coordinator = getattr(self.consumer, "_coordinator", None)
         if coordinator is None:  # a consumer without aiokafka's coordinator (tests): no metadata
             return await self.consumer.committed(tp), ""
-        commit_map = await coordinator.fetch_committed_offsets([tp])
-        got = commit_map.get(tp)
-        if got is None or got.offset < 0:
-            return None, ""
-        return got.offset, got.metadata or ""
+        return (await fetch_stable_offsets(coordinator, [tp])).get(tp, (None, ""))
 
     async def _stop(self, tps: Sequence[TopicPartition]) -> None:
         for tp in tps:
