@@ -49,6 +49,7 @@ from .kinds import kind_of
 from .merge import (combine_adjacent, cut_at_glued_sentences, cut_at_placeholders, native_aliases,
                     propagate_mentions, refine, resolve_overlaps, split_at_line_breaks)
 from .ner import SpacyNerRecognizer
+from .works import WorkTitleRecognizer
 from .windows import NerWindows
 from .operators import Operator, OperatorContext, make_operator
 from .patterns import (
@@ -114,7 +115,7 @@ _SPACE_LIKE = str.maketrans({"\uf020": " "})
 # ---------------------------------------------------------------------------------------------
 ALL_RECOGNIZERS = ("ner", "email", "url", "phone", "iban", "card", "ip", "case_number", "datetime", "money",
                    "quantity", "gazetteer", "title", "initials", "acronym", "institution", "letter_name", "role",
-                   "proper_phrase", "life_dates", "result")
+                   "proper_phrase", "life_dates", "result", "work_title")
 
 
 @dataclass
@@ -175,7 +176,7 @@ def build_recognizers(config: PiiConfig) -> list[Recognizer]:
         ("quantity", QuantityRecognizer), ("gazetteer", GazetteerRecognizer), ("title", TitleRecognizer),
         ("initials", InitialsRecognizer), ("acronym", AcronymRecognizer), ("institution", InstitutionRecognizer),
         ("letter_name", LetterNameRecognizer), ("role", RoleRecognizer), ("proper_phrase", ProperPhraseRecognizer),
-        ("life_dates", LifeDatesRecognizer), ("result", ResultRecognizer),
+        ("life_dates", LifeDatesRecognizer), ("result", ResultRecognizer), ("work_title", WorkTitleRecognizer),
     ]
     out = [factory() for name, factory in table if name in enabled]
     if config.deny_list:
@@ -239,7 +240,8 @@ class PiiEngine:
             found.extend(r.analyze(text, doc))
         found = [d for d in found if not (d.type in ("MISC", "ORG", "LOC") and (
             is_provision_reference(text[d.start:d.end]) or ends_in_cross_reference(text[d.start:d.end])
-            or is_category_label(text[d.start:d.end]) or is_currency_code(text[d.start:d.end])))
+            or is_category_label(text[d.start:d.end]) and d.recognizer != WorkTitleRecognizer.name  # "Hamlet 2"
+            or is_currency_code(text[d.start:d.end])))
             and not (d.type == "QUANTITY" and is_inside_a_code(text, d.start, d.end))
             and not (d.type in ("QUANTITY", "DATETIME") and is_inside_a_name(text, d.start, d.end))]
         for r in self.recognizers:  # a recognizer may overrule the others' detections (detector/recognizer.py)

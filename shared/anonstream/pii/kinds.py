@@ -122,7 +122,8 @@ def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "
     of text on either side (an age is often told by "aged" before the number)."""
     sub = (subtype or "").upper()
     if entity_type in ("ORG", "MISC") and (business := business_kind(surface, after)):
-        return business
+        # a title with a number is a sequel ("Hamlet 2"), not a product model, when it was read as a work
+        return "work" if business == "product" and sub == "WORK_OF_ART" else business
     if entity_type in ("ORG", "MISC") and names_a_position(surface):
         return "position"  # "CEO", "the Prime Minister", "President of Cyprus": an office, typed as a name
     if entity_type == "ORG":

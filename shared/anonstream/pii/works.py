@@ -1,0 +1,77 @@
+"""Titles of works (films, albums, novels, series) where the text says they are works.
+
+The tagger misses most titles: a title is made of ordinary words ("Virtuosity", "Barefoot", "Hamlet 2"), and in a
+list of films it reads them as people or companies or not at all. Yet a title singles out its author or actor as
+surely as a name: a web search for "Excision (2012)" finds the actress. Two forms say that a capitalized phrase is
+a work's title, whatever its words:
+
+* ``year``: the title with its year in parentheses, as lists of works give it ("Skinner (1993), Virtuosity (1995)");
+* ``noun``: the title right after the noun of its kind ("the movie Stealth", "her album Dedicated to Myself", "the
+  song "Home"");
+* ``list``: titles listed after the plural of their kind ("television series MacGyver, Roseanne, Melrose Place").
+
+Evidence (the 100 biographies' gold): of the 26 phrases the first form finds, the 31 the second finds and the 24 the
+third finds, every one overlaps a mention the annotator masked (2 more of the second form overlap nothing); no form
+finds anything in the 100 TAB judgments; in 300 earnings calls the second form found 4 phrases, none a title, before
+the noun had to follow a determiner or a word that qualifies a work, and none after; the third found 2 before the
+nouns that are no kind of work ("programs", "roles") were left out, and none after. A work is MISC (TAB's type for titles),
+subtype WORK_OF_ART, score 0.9: above the tagger's 0.85, so the title wins over a misreading as a person.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .base import Detection, Recognizer
+
+# the small words a title may have between its capitalized ones ("Zack and Miri Make a Porno", "Not of This Earth")
+_SMALL = r"(?:of|the|a|an|and|to|in|on|at|for|with|from|is|my|me|you|your|it|by|or|as|be|no|not|up|out|into|over|&)"
+_WORD = r"(?:[A-Z0-9$][\w$'’!?-]*)"
+_TITLE = rf"{_WORD}(?:(?:[ ]|:[ ])(?:{_SMALL}[ ])*{_WORD})*"
+_YEAR = re.compile(rf"(?<![\w$'’-])(?P<title>{_TITLE}) \((?:18|19|20)\d\d\)")
+_KINDS = (r"film|movie|album|EP|song|novel|novella|musical|opera|series|sitcom|documentary|poem|painting|"
+          r"video game|anthology|memoir|mixtape|soundtrack|miniseries|telenovela")
+# what comes before the noun of a work: a determiner or a word that qualifies a work ("his debut album", "the
+# television series", "the 1990 film")
+_QUALIFIER = (r"the|a|an|his|her|their|its|my|our|debut|first|second|third|fourth|fifth|new|latest|last|next|"
+              r"final|studio|solo|live|feature|short|animated|television|TV|horror|comedy|action|hit|acclaimed|"
+              r"award-winning|(?:18|19|20)\d\d")
+_NOUN = re.compile(rf"\b(?:{_QUALIFIER})\s+(?:\w+\s+)?(?:{_KINDS})s?\s+(?:[\"“](?P<quoted>[^\"”\n]{{1,80}})[\"”]|"
+                   rf"(?P<title>{_TITLE}))")
+# a list of titles after the plural noun of their kind ("television series MacGyver, Roseanne, Melrose Place",
+# "films such as Hamlet 2, Barefoot and Ideal Home")
+_PLURALS = r"films|movies|albums|series|novels|novellas|songs|plays|shows|books|operas|musicals|singles|EPs|sitcoms"
+_LIST = re.compile(rf"\b(?:{_PLURALS}),?(?: such as| including| like| include| included|:)? "
+                   rf"(?P<list>{_TITLE}(?:(?:, | and |, and ){_TITLE})+)")
+# a capitalized word that cannot begin a title after the noun: a pronoun or a sentence's next subject
+_NOT_TITLE_START = frozenset(("I", "I'm", "He", "She", "It", "They", "We", "You", "This", "That", "These", "Those",
+                              "Which", "Who", "When", "While", "In", "On", "At", "And", "But"))
+
+
+class WorkTitleRecognizer(Recognizer):
+    """See the module docstring."""
+
+    name = "work_title"
+
+    def analyze(self, text: str, doc: Any | None = None) -> list[Detection]:
+        out: list[Detection] = []
+        if "(" in text:
+            for m in _YEAR.finditer(text):
+                start, words = m.start("title"), m.group("title").split(" ")
+                while len(words) > 1 and (words[0] in _NOT_TITLE_START or words[0].isdigit()):
+                    start += len(words.pop(0)) + 1  # "In 2012 Excision (2012)": the title is the last words
+                out.append(self._detection(start, m.end("title"), "year"))
+        for m in _LIST.finditer(text):
+            for item in re.finditer(_TITLE, m.group("list")):
+                if item.group(0).split()[0] not in _NOT_TITLE_START:
+                    out.append(self._detection(m.start("list") + item.start(), m.start("list") + item.end(), "list"))
+        for m in _NOUN.finditer(text):
+            group = "quoted" if m.group("quoted") else "title"
+            words = m.group(group).split()
+            if group == "title" and words[0] in _NOT_TITLE_START:
+                continue
+            out.append(self._detection(m.start(group), m.end(group), "noun"))
+        return out
+
+    def _detection(self, start: int, end: int, rule: str) -> Detection:
+        return Detection(start, end, "MISC", 0.9, self.name, rule, subtype="WORK_OF_ART")
