@@ -20,6 +20,7 @@ def _titles(text: str) -> list[tuple[str, str]]:
     ("the theme song for the movie Stealth. He graduated", [("Stealth", "noun")]),
     ('with his song "Home" in 2009', [("Home", "noun")]),
     ("His fourth album Dedicated to Myself was released", [("Dedicated to Myself", "noun")]),
+    ("an album entitled Rockets Over Sweden, which", [("Rockets Over Sweden", "noun")]),
     # a list after the plural of the kind
     ("directed films such as Hamlet 2, Barefoot, and Ideal Home.",
      [("Barefoot", "list"), ("Hamlet 2", "list"), ("Ideal Home", "list")]),
@@ -37,6 +38,7 @@ def test_titles_where_the_text_says_they_are_works(text, titles):
     "his current roles as Chief Executive Officer of Hondros College and Chief Development Officer",
     "The applicant was born in 1951 and lives in Warsaw (Poland).",  # a parenthesis without a year
     "the film that he made in Paris",  # no capitalized title after the noun
+    "He was Minister of Trade (1992), and later Mayor",  # an office with its year is no work
 ])
 def test_no_title_without_the_form_of_one(text):
     assert _titles(text) == []

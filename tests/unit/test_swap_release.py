@@ -308,6 +308,20 @@ def test_phrase_generalizer(value, kind, expected):
     assert build_generalizer({"name": "phrase"}).generalize(value, "Misc", kind) == expected
 
 
+@pytest.mark.parametrize("before, value, expected", [
+    ("the theme song for the movie ", "Stealth", "[Title]"),  # not "the movie work"
+    ('with his song "', "Home", "[Title]"),
+    ("an album entitled ", "Rockets Over Sweden", "[Title]"),
+    ("directed films such as ", "Hamlet 2", "[Title]"),
+    ("Skinner (1993), ", "Virtuosity", "[Title]"),  # a list of works: not "the work (the 1990s), the work ..."
+    ("Barefoot, and ", "Ideal Home", "[Title]"),
+    ("He starred in ", "Titanic", "the work"),  # in running text the neutral noun reads
+])
+def test_a_work_named_where_the_text_says_it_is_one_reads_as_a_title(before, value, expected):
+    gen = build_generalizer({"name": "phrase"})
+    assert gen.in_context(before, value, gen.generalize(value, "Misc", "work")) == expected
+
+
 def test_unknown_place_level_is_rejected():
     with pytest.raises(ValueError, match="level"):
         build_generalizer({"name": "place", "level": "street"})

@@ -7,7 +7,7 @@ a work's title, whatever its words:
 
 * ``year``: the title with its year in parentheses, as lists of works give it ("Skinner (1993), Virtuosity (1995)");
 * ``noun``: the title right after the noun of its kind ("the movie Stealth", "her album Dedicated to Myself", "the
-  song "Home"");
+  song "Home"", "an album entitled Rockets Over Sweden");
 * ``list``: titles listed after the plural of their kind ("television series MacGyver, Roseanne, Melrose Place").
 
 Evidence (the 100 biographies' gold): of the 26 phrases the first form finds, the 31 the second finds and the 24 the
@@ -23,25 +23,28 @@ import re
 from typing import Any
 
 from .base import Detection, Recognizer
+from .kinds import names_a_position
 
 # the small words a title may have between its capitalized ones ("Zack and Miri Make a Porno", "Not of This Earth")
 _SMALL = r"(?:of|the|a|an|and|to|in|on|at|for|with|from|is|my|me|you|your|it|by|or|as|be|no|not|up|out|into|over|&)"
 _WORD = r"(?:[A-Z0-9$][\w$'’!?-]*)"
 _TITLE = rf"{_WORD}(?:(?:[ ]|:[ ])(?:{_SMALL}[ ])*{_WORD})*"
 _YEAR = re.compile(rf"(?<![\w$'’-])(?P<title>{_TITLE}) \((?:18|19|20)\d\d\)")
-_KINDS = (r"film|movie|album|EP|song|novel|novella|musical|opera|series|sitcom|documentary|poem|painting|"
+KINDS = (r"film|movie|album|EP|song|novel|novella|musical|opera|series|sitcom|documentary|poem|painting|"
           r"video game|anthology|memoir|mixtape|soundtrack|miniseries|telenovela")
 # what comes before the noun of a work: a determiner or a word that qualifies a work ("his debut album", "the
 # television series", "the 1990 film")
 _QUALIFIER = (r"the|a|an|his|her|their|its|my|our|debut|first|second|third|fourth|fifth|new|latest|last|next|"
               r"final|studio|solo|live|feature|short|animated|television|TV|horror|comedy|action|hit|acclaimed|"
               r"award-winning|(?:18|19|20)\d\d")
-_NOUN = re.compile(rf"\b(?:{_QUALIFIER})\s+(?:\w+\s+)?(?:{_KINDS})s?\s+(?:[\"“](?P<quoted>[^\"”\n]{{1,80}})[\"”]|"
+# the verb that may come between the noun and the title ("an album entitled Rockets Over Sweden")
+NAMING = r"(?:called|titled|entitled|named)"
+_NOUN = re.compile(rf"\b(?:{_QUALIFIER})\s+(?:\w+\s+)?(?:{KINDS})s?\s+(?:{NAMING}\s+)?(?:[\"“](?P<quoted>[^\"”\n]{{1,80}})[\"”]|"
                    rf"(?P<title>{_TITLE}))")
 # a list of titles after the plural noun of their kind ("television series MacGyver, Roseanne, Melrose Place",
 # "films such as Hamlet 2, Barefoot and Ideal Home")
-_PLURALS = r"films|movies|albums|series|novels|novellas|songs|plays|shows|books|operas|musicals|singles|EPs|sitcoms"
-_LIST = re.compile(rf"\b(?:{_PLURALS}),?(?: such as| including| like| include| included|:)? "
+PLURALS = r"films|movies|albums|series|novels|novellas|songs|plays|shows|books|operas|musicals|singles|EPs|sitcoms"
+_LIST = re.compile(rf"\b(?:{PLURALS}),?(?: such as| including| like| include| included|:)? "
                    rf"(?P<list>{_TITLE}(?:(?:, | and |, and ){_TITLE})+)")
 # a capitalized word that cannot begin a title after the noun: a pronoun or a sentence's next subject
 _NOT_TITLE_START = frozenset(("I", "I'm", "He", "She", "It", "They", "We", "You", "This", "That", "These", "Those",
@@ -60,7 +63,8 @@ class WorkTitleRecognizer(Recognizer):
                 start, words = m.start("title"), m.group("title").split(" ")
                 while len(words) > 1 and (words[0] in _NOT_TITLE_START or words[0].isdigit()):
                     start += len(words.pop(0)) + 1  # "In 2012 Excision (2012)": the title is the last words
-                out.append(self._detection(start, m.end("title"), "year"))
+                if not names_a_position(text[start:m.end("title")]):  # "Minister of Trade (1992)"
+                    out.append(self._detection(start, m.end("title"), "year"))
         for m in _LIST.finditer(text):
             for item in re.finditer(_TITLE, m.group("list")):
                 if item.group(0).split()[0] not in _NOT_TITLE_START:

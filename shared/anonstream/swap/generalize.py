@@ -22,6 +22,7 @@ from ..generalization import Generalizer
 from ..pii.merge import GROUP_HEADS
 from ..pii.patterns import MOVED_FROM_BEFORE
 from ..pii.policy import PUBLIC_BODY_HEADS
+from ..pii.works import KINDS as WORK_KINDS, NAMING as WORK_NAMING
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december")
@@ -1039,6 +1040,14 @@ class PhraseGeneralizer(Generalizer):
     def __init__(self, fallback: str = NAME_PLACEHOLDER):
         self.fallback = fallback
 
+    def in_context(self, before: str, value: str, generalized: str) -> str:
+        """A work named where the text says it is one, after the noun of its kind or in a list of works ("the movie
+        [Stealth]", "films such as [Hamlet 2], [Barefoot]"), becomes ``TITLE_PLACEHOLDER``: "the work" would read
+        "the movie work" or "the work (the 1990s), the work (the 1990s)"."""
+        if generalized == "the work" and _TITLE_SLOT_BEFORE.search(before):
+            return TITLE_PLACEHOLDER
+        return super().in_context(before, value, generalized)
+
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         from ..pii.wordnet import LEXFILE_POSSESSION, is_common_word, names_its_kind
 
@@ -1054,6 +1063,12 @@ class PhraseGeneralizer(Generalizer):
 
 
 _NOT_HEADS = frozenset("the of and for a an in on at to by with de la".split())
+TITLE_PLACEHOLDER = "[Title]"
+# the words before a title: the noun of the work's kind (with "such as", "including", a colon or a quote), or the
+# comma or "and" of a list of them
+_TITLE_SLOT_BEFORE = re.compile(rf"(?:\b(?:{WORK_KINDS})s?(?:,| such as| including| like| include| included|:|"
+                                rf" {WORK_NAMING})?|"
+                                r"\)?,|\band)\s+[\"“]?$")
 # a preposition after the head noun starts its post-modifier: the head is the noun before it ("Indo-Pakistani War of
 # 1971", "Hugo Award for Best Novel")
 _POST_MODIFIER = re.compile(r"\s+(?:of|for|in|at|on|from|with|to|by)\s+")
