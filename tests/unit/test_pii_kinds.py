@@ -116,6 +116,19 @@ def test_a_detection_over_a_line_break_becomes_one_per_line():
     assert split_at_line_breaks("a.\n\nb", [Detection(1, 3, "ORG", 0.8, "ner", "")]) == []  # only punctuation
 
 
+@pytest.mark.parametrize("text, kept", [
+    ("Thank you, Andy\nGood morning", ["Andy"]),  # the next line's first word is no name
+    ("Thank you, Andy\nJohn, go ahead", ["Andy", "John"]),  # a given name that is also a word stays
+    ("Thank you, Andy\nKowalczyk", ["Andy", "Kowalczyk"]),  # no English word: it may be a name
+    ("Good\nmorning", ["Good"]),  # the first piece is never dropped
+])
+def test_a_name_does_not_go_on_to_the_next_line(text, kept):
+    second = text.index("\n") + 1  # the tagger's span ends with the next line's first word
+    end = second + len(text[second:].replace(",", " ").split()[0])
+    det = Detection(text.index(kept[0]), end, "PERSON", 0.85, "ner", "ner:PERSON", subtype="PERSON")
+    assert [text[d.start:d.end] for d in split_at_line_breaks(text, [det])] == kept
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="ab \n.,", min_size=1, max_size=40), st.data())
 def test_no_piece_crosses_a_line_break(text, data):
