@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ..records import EntitySpan
+from .address import AddressedNameRecognizer
 from .aliases import LifeDatesRecognizer, stated_aliases
 from . import gazetteer, wordnet
 from .base import Detection, Recognizer
@@ -115,7 +116,7 @@ _SPACE_LIKE = str.maketrans({"\uf020": " "})
 # ---------------------------------------------------------------------------------------------
 ALL_RECOGNIZERS = ("ner", "email", "url", "phone", "iban", "card", "ip", "case_number", "datetime", "money",
                    "quantity", "gazetteer", "title", "initials", "acronym", "institution", "letter_name", "role",
-                   "proper_phrase", "life_dates", "result", "work_title")
+                   "proper_phrase", "life_dates", "result", "work_title", "addressed")
 
 
 @dataclass
@@ -177,6 +178,7 @@ def build_recognizers(config: PiiConfig) -> list[Recognizer]:
         ("initials", InitialsRecognizer), ("acronym", AcronymRecognizer), ("institution", InstitutionRecognizer),
         ("letter_name", LetterNameRecognizer), ("role", RoleRecognizer), ("proper_phrase", ProperPhraseRecognizer),
         ("life_dates", LifeDatesRecognizer), ("result", ResultRecognizer), ("work_title", WorkTitleRecognizer),
+        ("addressed", AddressedNameRecognizer),
     ]
     out = [factory() for name, factory in table if name in enabled]
     if config.deny_list:

@@ -1,0 +1,21 @@
+"""A person addressed by name at the end of a greeting or a thanks (shared/anonstream/pii/address.py)."""
+from __future__ import annotations
+
+import pytest
+
+from anonstream.pii.address import AddressedNameRecognizer
+
+
+@pytest.mark.parametrize("text, names", [
+    ("Good morning, Shannon\nWe really don't see much change", ["Shannon"]),  # the tagger had read a facility
+    ("we continued to grow\nThanks, Rich\nGood morning", ["Rich"]),  # a given name that is also a word
+    ("Thank you, Sayeed.", ["Sayeed"]),  # no English word: a name
+    ("Thank you, Operator", []),  # an English word and no given name
+    ("Good morning, Dr", []),  # a title
+    ("Thanks, Rich, and good luck", []),  # not the end of the line: no address alone
+    ("We thank Steve for the work", []),  # no greeting at the line's start
+])
+def test_a_name_addressed_after_a_greeting(text, names):
+    dets = AddressedNameRecognizer().analyze(text)
+    assert [text[d.start:d.end] for d in dets] == names
+    assert all(d.type == "PERSON" and d.score > 0.85 for d in dets)
