@@ -2,8 +2,8 @@
 
 The tagger misses most titles: a title is made of ordinary words ("Virtuosity", "Barefoot", "Hamlet 2"), and in a
 list of films it reads them as people or companies or not at all. Yet a title singles out its author or actor as
-surely as a name: a web search for "Excision (2012)" finds the actress. Two forms say that a capitalized phrase is
-a work's title, whatever its words:
+surely as a name: a web search for "Excision (2012)" finds the actress. Three forms say that a capitalized phrase
+is a work's title, whatever its words:
 
 * ``year``: the title with its year in parentheses, as lists of works give it ("Skinner (1993), Virtuosity (1995)");
 * ``noun``: the title right after the noun of its kind ("the movie Stealth", "her album Dedicated to Myself", "the
@@ -43,8 +43,10 @@ _NOUN = re.compile(rf"\b(?:{_QUALIFIER})\s+(?:\w+\s+)?(?:{KINDS})s?\s+(?:{NAMING
                    rf"(?P<title>{_TITLE}))")
 # a list of titles after the plural noun of their kind ("television series MacGyver, Roseanne, Melrose Place",
 # "films such as Hamlet 2, Barefoot and Ideal Home")
+# the words that open such a list
+LIST_INTRO = r"(?: such as| including| like| include| included|:)"
 PLURALS = r"films|movies|albums|series|novels|novellas|songs|plays|shows|books|operas|musicals|singles|EPs|sitcoms"
-_LIST = re.compile(rf"\b(?:{PLURALS}),?(?: such as| including| like| include| included|:)? "
+_LIST = re.compile(rf"\b(?:{PLURALS}),?{LIST_INTRO}? "
                    rf"(?P<list>{_TITLE}(?:(?:, | and |, and ){_TITLE})+)")
 # a capitalized word that cannot begin a title after the noun: a pronoun or a sentence's next subject
 _NOT_TITLE_START = frozenset(("I", "I'm", "He", "She", "It", "They", "We", "You", "This", "That", "These", "Those",

@@ -22,7 +22,7 @@ from ..generalization import Generalizer
 from ..pii.merge import GROUP_HEADS
 from ..pii.patterns import MOVED_FROM_BEFORE
 from ..pii.policy import PUBLIC_BODY_HEADS
-from ..pii.works import KINDS as WORK_KINDS, NAMING as WORK_NAMING
+from ..pii.works import KINDS as WORK_KINDS, LIST_INTRO as WORK_LIST_INTRO, NAMING as WORK_NAMING
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december")
@@ -1066,8 +1066,7 @@ _NOT_HEADS = frozenset("the of and for a an in on at to by with de la".split())
 TITLE_PLACEHOLDER = "[Title]"
 # the words before a title: the noun of the work's kind (with "such as", "including", a colon or a quote), or the
 # comma or "and" of a list of them
-_TITLE_SLOT_BEFORE = re.compile(rf"(?:\b(?:{WORK_KINDS})s?(?:,| such as| including| like| include| included|:|"
-                                rf" {WORK_NAMING})?|"
+_TITLE_SLOT_BEFORE = re.compile(rf"(?:\b(?:{WORK_KINDS})s?(?:,|{WORK_LIST_INTRO}| {WORK_NAMING})?|"
                                 r"\)?,|\band)\s+[\"“]?$")
 # a preposition after the head noun starts its post-modifier: the head is the noun before it ("Indo-Pakistani War of
 # 1971", "Hugo Award for Best Novel")
