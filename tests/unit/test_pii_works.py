@@ -15,7 +15,9 @@ def _titles(text: str) -> list[tuple[str, str]]:
     ("She appeared in films such as Skinner (1993), Virtuosity (1995) and Excision (2012).",
      [("Excision", "year"), ("Skinner", "year"), ("Virtuosity", "year")]),
     ("the teen comedy Zack and Miri Make a Porno (2008)", [("Zack and Miri Make a Porno", "year")]),
-    ("In 2012 Excision (2012) earned her an award.", [("Excision", "year")]),  # the words before are no title
+    ("her debut studio album, 1000 Fires (1995) to positive reviews", [("1000 Fires", "year")]),
+    ("records released on Epic Records, Chronicles (1997) and White Out (2000).",  # a list of titles with years
+     [("Chronicles", "year"), ("White Out", "year")]),
     # the noun of the work's kind, after a determiner or a word that qualifies a work
     ("the theme song for the movie Stealth. He graduated", [("Stealth", "noun")]),
     ('with his song "Home" in 2009', [("Home", "noun")]),
@@ -39,6 +41,8 @@ def test_titles_where_the_text_says_they_are_works(text, titles):
     "The applicant was born in 1951 and lives in Warsaw (Poland).",  # a parenthesis without a year
     "the film that he made in Paris",  # no capitalized title after the noun
     "He was Minister of Trade (1992), and later Mayor",  # an office with its year is no work
+    "He is an Armenian chess Grandmaster (2008).",  # nor a title or an award alone with its year
+    "He was nominated for an Academy Award for Best Special Effects at the 17th Academy Awards (1945).",
 ])
 def test_no_title_without_the_form_of_one(text):
     assert _titles(text) == []
