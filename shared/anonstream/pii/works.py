@@ -51,7 +51,7 @@ PLURALS = r"films|movies|albums|series|novels|novellas|songs|plays|shows|books|o
 _LIST = re.compile(rf"\b(?:{PLURALS}),?{LIST_INTRO}? "
                    rf"(?P<list>{_TITLE}(?:(?:, | and |, and ){_TITLE})+)")
 # what joins two titles with their years in a list ("Skinner (1993), Virtuosity (1995) and Excision (2012)")
-_LIST_JOIN = re.compile(r",? (?:and )?|, ")
+_LIST_JOIN = re.compile(r",? (?:and )?")
 # a noun of a work's kind anywhere before the title in its sentence: a title with its year alone may be an award
 # or an honour ("nominated for an Academy Award (1945)", "chess Grandmaster (2008)")
 _KIND_WORD = re.compile(rf"\b(?:{KINDS}|{PLURALS}|picture|pictures|comedy|drama|thriller)\b")
