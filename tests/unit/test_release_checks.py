@@ -91,6 +91,10 @@ def test_neutral_noun_of_another_kind():
     ("Paris", "[LOC]", (), None),
     ("Ankara", "İstanbul", (), "place_to_place"),  # the dotted capital I of Turkish is the same letter to GeoNames
     ("İzmir", "Turkey", (), "contained"),
+    ("Florida", "Texas", (), "place_to_place"),  # the state, though towns in Cuba and Uruguay share its name
+    ("Florida", "Texas", ("US",), "place_to_place"),
+    ("Milan", "Italy", ("US",), "contained"),  # the best-known Milan, though Tennessee has one
+    ("Milan", "Texas", ("US",), "place_not_container"),  # Milan, Tennessee is in Tennessee
 ])
 def test_place_containment(old, new, context, verdict):
     assert place_verdict(old, new, context) == verdict
@@ -98,6 +102,11 @@ def test_place_containment(old, new, context, verdict):
 
 def test_countries_named():
     assert countries_named("The applicant lives in the United Kingdom and visited Poland.") == {"GB", "PL"}
+    assert countries_named("Sales in the US and the UAE grew.") == {"US", "AE"}
+
+
+def test_countries_named_reads_no_country_into_short_words():
+    assert countries_named("So, In our IT budget, AS we said: NO.") == set()
 
 
 def test_common_threshold_count_or_share():

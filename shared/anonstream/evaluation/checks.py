@@ -56,7 +56,7 @@ class Finding:
 # Figures and bands
 # ---------------------------------------------------------------------------------------------
 _SCALES = {"thousand": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
-_NUM = r"\d+(?:,\d{3})*(?:\.\d+)?"
+_NUM = r"(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)"  # ".983", a batting average, too
 _SCALE = r"(?:thousand|million|mn|billion|bn|trillion)\b"
 _PERCENT = r"(?:%|percent\b|per cent\b)"
 _FIGURE = re.compile(rf"(?P<cur>[$€£¥])?\s?(?P<num>{_NUM})\s?(?P<pct>{_PERCENT})?(?:\s?(?P<scale>{_SCALE}))?", re.I)

@@ -19,6 +19,7 @@ class Gazetteer:
     names: dict[str, set[Place]] = field(default_factory=dict)
     containers: dict[Place, set[Place]] = field(default_factory=dict)
     country_forms: dict[str, str] = field(default_factory=dict)  # case-folded name → country code
+    population: dict[Place, int] = field(default_factory=dict)  # cities only
 
     def add(self, name: str, place: Place) -> None:
         self.names.setdefault(name_key(name), set()).add(place)
@@ -66,6 +67,7 @@ def gazetteer() -> Gazetteer:
         if c["countrycode"] == "US":
             inside.add((REGION, f"US:{c['admin1code']}"))
         g.containers[city] = inside
+        g.population[city] = int(c.get("population") or 0)
         for name in {c["name"]} | {a for a in c["alternatenames"] if a[:1].isupper() and a.isascii()}:
             g.add(name, city)
     return g
@@ -104,11 +106,12 @@ def resolve_place(value: str, g: Gazetteer | None = None) -> set[Place]:
     return set()
 
 
-def place_containers(value: str, context: Iterable[str] = (), g: Gazetteer | None = None) -> tuple[set[Place], int]:
-    """(the places that contain the place ``value`` names, its level). A value naming a part of a known place
-    ("the Western United States", "Hassalo in Portland") is contained by that place and its containers (level just
-    below it). An ambiguous name means the places in a ``context`` country (codes) when one is, else any.
-    Unknown: (empty, -1)."""
+def place_containers(value: str, context: Iterable[str] = (),
+                     g: Gazetteer | None = None) -> tuple[set[Place], frozenset[int]]:
+    """(the places that contain the place ``value`` names, the levels it may have). A value naming a part of a known
+    place ("the Western United States", "Hassalo in Portland") is contained by that place and its containers (level
+    just below it). An ambiguous name means the places in a ``context`` country (codes) when one is (with a world city of that name
+    that dwarfs them); else any: then "Florida" is the state and the towns of that name, of two levels. Unknown: (empty, no level)."""
     g = g or gazetteer()
     context = set(context)
     places = resolve_place(value, g)
@@ -121,15 +124,21 @@ def place_containers(value: str, context: Iterable[str] = (), g: Gazetteer | Non
                 part_of = set(found)
                 break
         if not part_of:
-            return set(), -1
+            return set(), frozenset()
         places = part_of
     in_context = {p for p in places if _countries_of(p, g) & context}
-    places = in_context or places
+    if in_context:  # and a world city of that name five times the size of any reading in context, which a country
+        # named in passing does not rule out ("Milan" in a US company's call is Milan, Italy, not Milan, Tennessee;
+        # "Lincoln" in an English judgment stays Lincoln, England, though Lincoln, Nebraska is larger)
+        best_known = max(places, key=lambda p: g.population.get(p, -1))
+        dwarfs = best_known[0] == CITY and all(g.population.get(best_known, 0) >= 5 * g.population.get(p, 0)
+                                               for p in in_context if p[0] == CITY) \
+            and all(p[0] == CITY for p in in_context)
+        places = in_context | ({best_known} if dwarfs else set())
     containers = set().union(*(g.containers.get(p, set()) for p in places))
-    level = min(level for level, _ in places)
     if part_of:
-        return containers | places, level - 1
-    return containers, level
+        return containers | places, frozenset({min(level for level, _ in places) - 1})
+    return containers, frozenset(level for level, _ in places)
 
 
 def _countries_of(place: Place, g: Gazetteer) -> set[str]:
@@ -138,16 +147,31 @@ def _countries_of(place: Place, g: Gazetteer) -> set[str]:
     return {pid for level, pid in g.containers.get(place, ()) if level == COUNTRY}
 
 
+_CODES_WRITTEN_IN_PROSE = frozenset(("US", "UK"))
+
+
+def _names_a_country(form: str) -> bool:
+    """Whether ``form``, a capitalized run of a text, can be a country's name as written: a short form (a code such
+    as "USA", "UAE") only in capitals, and of the two-letter codes only those prose uses ("US", "UK"); "So", "In",
+    "IT" and "AS" are words, not Somalia, India, Italy and American Samoa."""
+    if len(form) < 2:
+        return False
+    if len(form) > 3:
+        return True
+    return form.isupper() and (len(form) == 3 or form in _CODES_WRITTEN_IN_PROSE)
+
+
 def countries_named(text: str, g: Gazetteer | None = None) -> set[str]:
-    """Codes of the countries a text names by a capitalized name of two letters or more."""
+    """Codes of the countries a text names by a capitalized name (``_names_a_country``)."""
     g = g or gazetteer()
     out = set()
     for run in re.findall(r"[A-Z][\w.'’-]*(?:\s+(?:of\s+)?[A-Z][\w.'’-]*)*", text):
         tokens = [t.rstrip(".'’") for t in run.split()]
         for i in range(len(tokens)):
             for j in range(len(tokens), i, -1):
-                code = g.country_forms.get(" ".join(tokens[i:j]).casefold())
-                if code and len(" ".join(tokens[i:j])) >= 2:
+                form = " ".join(tokens[i:j])
+                code = g.country_forms.get(form.casefold())
+                if code and _names_a_country(form):
                     out.add(code)
     return out
 
@@ -161,11 +185,11 @@ def containment(old: str, new: str, context: Iterable[str] = (), g: Gazetteer | 
     new_places = resolve_place(new, g)
     if not new_places:
         return None
-    containers, level = place_containers(old, context, g)
+    containers, levels = place_containers(old, context, g)
     if new_places & containers:
         return "contained"
-    if level < 0:
+    if not levels:
         return "place_unconfirmed"
-    if any(p[0] == level for p in new_places):
+    if any(p[0] in levels for p in new_places):
         return "place_to_place"
     return "place_not_container"
