@@ -59,6 +59,14 @@ def test_loose_runs_only_for_misc_and_inner_names_absorbed():
         ("Bullets over Broadway", "MISC"), ("Ministry of Foreign Affairs", "ORG")]
 
 
+def test_a_loose_run_does_not_start_at_a_common_word_that_opens_the_sentence():
+    text = "Sales of the Boeing 787 rose. Revenue of Kashi and Pringles grew. Songs of Warren Zevon is an album."
+    dets = [_det(text, "787", "MISC", "PRODUCT"), _det(text, "Kashi", "MISC", "PRODUCT"),
+            _det(text, "Songs", "MISC", "WORK_OF_ART")]
+    assert [text[d.start:d.end] for d in extend_names(text, dets)] == [
+        "Boeing 787", "Kashi and Pringles", "Songs of Warren Zevon"]  # a run from its first word takes it all
+
+
 def test_ordinal_joins_the_name_but_not_the_decision():
     text = "at the 17th Academy Awards; the 38th president of the 12th Assize Court"
     dets = [_det(text, "Academy Awards", "MISC", "EVENT"), _det(text, "president", "DEM", "OCCUPATION"),

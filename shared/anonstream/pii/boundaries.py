@@ -161,6 +161,18 @@ Chancellor Leader Director Head Member Prosecutor Consul Envoy Representative Tr
 Rector Dean Officer Agent""".split())
 
 
+_SENTENCE_BEFORE = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
+
+
+def _opens_sentence_with_common_word(text: str, start: int) -> bool:
+    """Whether the word at ``start`` opens a sentence or a line and is a common English word, capitalized only by
+    its place ("Sales", "Revenue")."""
+    from .wordnet import is_common_word
+
+    word = text[start:].split(maxsplit=1)[0] if text[start:].strip() else ""
+    return bool(_SENTENCE_BEFORE.search(text[:start])) and is_common_word(word.strip(",;:"))
+
+
 def extend_to_title_run(text: str, dets: list[Detection], runs: list[TitleRun]) -> list[Detection]:
     """Each seed detection inside a run covers the run, unless the run holds a PERSON, date, code or quantity
     detection (then they are separate mentions) or the run is loose and the seed not MISC."""
@@ -180,6 +192,18 @@ def extend_to_title_run(text: str, dets: list[Detection], runs: list[TitleRun]) 
             out.append(d)
             continue
         last = text[run.start:run.end].split()[-1]
+        if run.loose and run.start < d.start and _opens_sentence_with_common_word(text, run.start):
+            # "Sales of the Boeing 787": the first capital is the sentence's, not a title's; the run starts after
+            # the last joiner before the seed
+            words = list(_TOKEN.finditer(text, run.start, d.start))
+            starts = [w.start() for w in words[1:]] + [d.start]
+            after_joiner = [starts[k] for k, w in enumerate(words) if w.group() in _JOINERS
+                            and (k + 1 == len(words) or words[k + 1].group() not in _JOINERS)]
+            start = after_joiner[-1] if after_joiner else run.start
+            run = TitleRun(start, run.end, any(w.group() in _JOINERS for w in _TOKEN.finditer(text, start, run.end)))
+            if (start, run.end) == (d.start, d.end) or start > d.start:
+                out.append(d)
+                continue
         if last in _POSITIONS:
             out.append(d)  # "Kentucky State Treasurer": a place and a position
             continue
