@@ -40,6 +40,8 @@ from anonstream.pii.merge import split_at_line_breaks
     ("MISC", "EVENT", "Defense Segment", "", "segment"),
     ("ORG", "ORG", "Airbus A350", "", "product"),  # a model designation
     ("MISC", "PRODUCT", "737", "", "product"),
+    ("MISC", None, "Hannover 96", "", "misc"),  # a place's name and a number: a club, no model number
+    ("MISC", None, "Michigan's 5th", "", "misc"),  # a congressional district
     ("MISC", "EVENT", "Ebola", "", "disease"),  # WordNet: viral infection
     ("ORG", "ORG", "HIV", "", "disease"),  # WordNet spells it in capitals
     ("ORG", "ORG", "PIP", "", "acronym"),  # not "pip", the poultry disease WordNet spells in lower case
@@ -68,7 +70,8 @@ from anonstream.pii.merge import split_at_line_breaks
     ("LOC", "GPE", "the Netherlands", "", "country"),
     ("LOC", "GPE", "Łódź", "", "city"),
     ("LOC", "GPE", "Gdańsk, Poland", "", "city"),
-    ("LOC", "GPE", "Texas", "", "region"),
+    ("LOC", "GPE", "Texas", "", "state"),  # a US state: swapped only with a state
+    ("LOC", "LOC", "Asia Pacific region", "", "region"),
     ("LOC", "FAC", "Atatürk Airport", "", "facility"),
     ("LOC", "GPE", "Dominowo District (Naczelnik Gminy)", "", "region"),  # the gloss does not count
     ("DEM", "NORP", "Danish", "", "nationality"),

@@ -12,8 +12,8 @@ there. The kind is decided here, from what the detector already knows, and recor
 |          | bank, school, hospital, media, military, church; a corporate legal form ("A/S", "Ltd") → company; |
 |          | else the name's last word ("Canton of Geneva Assize Court"); an acronym ("PKK") → ``acronym``;    |
 |          | otherwise ``organization``                                                                        |
-| LOC      | after "canton of", "province of" … → ``region``; GeoNames: a country → ``country``, a US state or |
-|          | a region word ("province", "region") → ``region``; a name ending in "Village"/"Town" →            |
+| LOC      | after "canton of", "province of" … → ``region``; GeoNames: a country → ``country``, a US state →  |
+|          | ``state``, a region word ("province", "region") → ``region``; ending in "Village"/"Town" →         |
 |          | ``village``; a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
 |          | OntoNotes LOC (rivers, mountains, areas no gazetteer places) → ``area``; otherwise ``place``      |
 | DEM      | OCCUPATION → ``position`` when it names an office (``POSITION_HEADS``: mayor, minister, leader …),|
@@ -164,12 +164,22 @@ def business_kind(surface: str, after: str = "") -> str | None:
         return "period"
     if _SEGMENT_NAME.search(name) or _SEGMENT_AFTER.match(after):
         return "segment"
-    if _MODEL_NUMBER.search(name) and not name.isdigit() or re.fullmatch(r"\d{3}", name):
+    if (_MODEL_NUMBER.search(name) and not name.isdigit() and not _place_and_number(name)
+            or re.fullmatch(r"\d{3}", name)):
         return "product"
     kind = lexical_kind(name)
     if kind is None and _ACRONYM.fullmatch(name) and _AMOUNT_AFTER.match(after):
         kind = "measure"
     return kind
+
+
+def _place_and_number(name: str) -> bool:
+    """Whether ``name`` is a place's name and a number ("Hannover 96", a club; "Michigan's 5th", a district): no
+    product's model number."""
+    words = name.split()
+    if len(words) < 2 or not _MODEL_NUMBER.search(" " + words[-1]):
+        return False
+    return place_kind(re.sub(r"[’']s$", "", " ".join(words[:-1]))) in ("country", "continent", "state", "region", "city")
 
 
 def lexical_kind(surface: str) -> str | None:
@@ -270,7 +280,9 @@ def place_kind(surface: str, subtype: str = "") -> str:
         return "continent"
     if _STREET_WORDS.search(name):
         return "street"
-    if first in states or (first.split() and first.split()[-1] in _REGION_WORDS) or _REGION_OF.match(first):
+    if first in states:
+        return "state"  # a state swaps with a state, not with "the Asia Pacific region"
+    if (first.split() and first.split()[-1] in _REGION_WORDS) or _REGION_OF.match(first):
         return "region"
     if first.split() and first.split()[-1] in ("village", "town", "hamlet"):
         return "village"  # "Kalogrea Village": a settlement, not the region a division word names

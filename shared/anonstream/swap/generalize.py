@@ -569,7 +569,8 @@ def _iso2(entry: tuple[str, str]) -> str:
     """The two-letter code of a country entry of ``_geography``."""
     return next(code for code, e in _geography()[1].items() if e == entry and len(code) == 2)
 # The neutral noun of a place that no containment is confirmed for, by its kind (pii/kinds.py).
-_NEUTRAL_PLACE = {"city": "a city", "village": "a village", "region": "the region", "area": "the area",
+_NEUTRAL_PLACE = {"city": "a city", "village": "a village", "state": "a state", "region": "the region",
+                  "area": "the area",
                   "facility": "the facility", "street": "the street", "prison": "the prison",
                   "hospital": "the hospital"}
 
