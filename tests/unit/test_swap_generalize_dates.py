@@ -175,10 +175,21 @@ def test_a_list_of_years_goes_to_decades(value, step):
     ("expected to close before ", "2016", "2020"),
     ("the option runs until ", "2021", "the early 2020s"),  # "until 2030" would claim more: the decade's part
     ("serving as Chief of Staff until ", "2008", "the late 2000s"),
-    ("complete by ", "2015", "the mid 2010s"),
+    ("complete by ", "2015", "the mid-2010s"),
     ("flexibility going through ", "2017", "2017"),  # "through the late 2010s" reads to 2019
     ("sales grew in ", "2016", "the 2010s"),
     ("our Q1 ", "2017", "2017"),
 ])
 def test_a_year_bounding_a_time_moves_outwards_to_stay_true(before, value, expected):
     assert STEP.in_context(before, value, STEP.generalize(value, "Date")) == expected
+
+
+@pytest.mark.parametrize("values, expected", [
+    (["2000", "2007"], ["the early 2000s", "the late 2000s"]),  # "from 2000 to 2007": the order kept
+    (["in 1973", "1974", "1977"], ["in the early 1970s", "the mid-1970s", "the late 1970s"]),
+    (["2016", "2015"], ["the 2010s", "the 2010s"]),  # one part of the decade: no part parts them, the decade stays
+    (["1938", "1945"], ["the 1930s", "the 1940s"]),  # decades part them already
+    (["2013", "fiscal 2015"], ["the 2010s", "fiscal 2015"]),  # a year inside a phrase keeps its year
+])
+def test_years_of_one_decade_compared_in_a_sentence_read_their_part_of_it(values, expected):
+    assert DateGeneralizer(level="step").generalize_together(values, "Date") == expected

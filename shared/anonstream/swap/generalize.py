@@ -74,6 +74,7 @@ _SUB_MONTH = re.compile(rf"\b(?:early|mid|late|(?:the\s+)?(?:end|beginning|start
 # A date phrase that is only years ("2006", "in 1973", "from 1994 to 1996"): the one a decade can stand for. A year
 # inside another phrase ("fiscal 2021", "Q3 2021", "before 2016") keeps its year: "Q3 the 2020s" reads as nothing
 # and "before the 2010s" is false.
+_ONE_YEAR = re.compile(r"(?:(?:in|during)\s+)?(?P<year>1[5-9]\d\d|20\d\d)", re.I)
 _YEARS_ONLY = re.compile(r"(?:(?:in|during)\s+)?(?:the\s+(?:calendar\s+)?year\s+)?(?:1[5-9]\d\d|20\d\d)"
                          r"(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?:1[5-9]\d\d|20\d\d))*"
                          r"|(?:(?:from|between)\s+)?(?:1[5-9]\d\d|20\d\d)\s*(?:to|and|-|–|through|until)\s*"
@@ -110,6 +111,17 @@ class LabelGeneralizer(Generalizer):
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         return self.label or f"[{category}]"
+
+
+def _decade_part(year: int) -> str:
+    """The part of its decade a year lies in: early (years 0-3), mid (4-6) or late (7-9)."""
+    return "early" if year % 10 <= 3 else "mid" if year % 10 <= 6 else "late"
+
+
+def _part_of_decade(year: int) -> str:
+    """"the early 2000s", "the mid-2000s", "the late 2000s" for a year of that part of the decade."""
+    part = _decade_part(year)
+    return f"the {part}{'-' if part == 'mid' else ' '}{year // 10 * 10}s"
 
 
 class DateGeneralizer(Generalizer):
@@ -169,6 +181,31 @@ class DateGeneralizer(Generalizer):
             out = _SUB_YEAR.sub(_year_of_period, out)
         return out
 
+    def generalize_together(self, values: list[str], category: str, kind: str | None = None,
+                            country: str | None = None) -> list[str]:
+        """Years of one decade compared in one sentence ("from 2000 to 2007", "2012 … 2015") would all read "the
+        2000s": where the part of the decade each lies in parts them (early: years 0-3, mid: 4-6, late: 7-9), each
+        reads its part ("from the early 2000s to the late 2000s", "the mid-2000s"), still true and in their order; years no part
+        parts ("2015 … 2016") keep the decade."""
+        outs = [self.generalize(v, category, kind, country) for v in values]
+        if self.level != "step":
+            return outs
+        years: dict[int, int] = {}  # index → year, for values that are one year alone that became its decade
+        for i, (value, out) in enumerate(zip(values, outs)):
+            m = _ONE_YEAR.fullmatch(value.strip())
+            if m and f"the {int(m.group('year')) // 10 * 10}s" in out:
+                years[i] = int(m.group("year"))
+        by_decade: dict[int, set[int]] = {}
+        for year in years.values():
+            by_decade.setdefault(year // 10, set()).add(year)
+        for decade, members in by_decade.items():
+            if len(members) < 2 or len({_decade_part(y) for y in members}) < len(members):
+                continue
+            for i, year in years.items():
+                if year // 10 == decade:
+                    outs[i] = outs[i].replace(f"the {decade * 10}s", _part_of_decade(year), 1)
+        return outs
+
     def part_of_phrase(self, before: str, value: str = "") -> bool:
         """A year right after a part of a year the tagger left out of the value ("our Q1 [2017]", "calendar [2017]"):
         generalized alone it would read "Q1 the 2010s"; it stays as a year inside a phrase does. So does a
@@ -197,8 +234,7 @@ class DateGeneralizer(Generalizer):
         if word == "before" or word.startswith("prior"):
             return str(decade + 10)
         if word in ("until", "till", "by"):
-            part = "early" if n % 10 <= 3 else "mid" if n % 10 <= 6 else "late"
-            return f"the {part} {decade}s"
+            return _part_of_decade(n)
         return value
 
     def _step(self, value: str) -> str:
