@@ -193,3 +193,17 @@ def test_a_year_bounding_a_time_moves_outwards_to_stay_true(before, value, expec
 ])
 def test_years_of_one_decade_compared_in_a_sentence_read_their_part_of_it(values, expected):
     assert DateGeneralizer(level="step").generalize_together(values, "Date") == expected
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("from 2000 to 2007", "from the early 2000s to the late 2000s"),  # one decade: its parts keep the range
+    ("between 2001 and 2008", "between the early 2000s and the late 2000s"),
+    ("from 2004 to 2006", "in the 2000s"),  # one part: the decade, as a range in one year does
+    ("from 1999 to 2004", "from the 1990s to the 2000s"),
+    ("2016 and 2017", "the 2010s"),  # a list of years is no range
+    ("2008-2009", "the 2000s"),  # a hyphen joins two years
+    ("during 2017 to 2019", "during the 2010s"),
+    ("COVID-2019", "COVID-2019"),  # a hyphen before a year that follows no year: no date
+])
+def test_a_range_of_years_goes_up_as_a_whole(value, expected):
+    assert DateGeneralizer(level="step").generalize(value, "Date") == expected

@@ -77,7 +77,7 @@ _SUB_MONTH = re.compile(rf"\b(?:early|mid|late|(?:the\s+)?(?:end|beginning|start
 _ONE_YEAR = re.compile(r"(?:(?:in|during)\s+)?(?P<year>1[5-9]\d\d|20\d\d)", re.I)
 _YEARS_ONLY = re.compile(r"(?:(?:in|during)\s+)?(?:the\s+(?:calendar\s+)?year\s+)?(?:1[5-9]\d\d|20\d\d)"
                          r"(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?:1[5-9]\d\d|20\d\d))*"
-                         r"|(?:(?:from|between)\s+)?(?:1[5-9]\d\d|20\d\d)\s*(?:to|and|-|–|through|until)\s*"
+                         r"|(?:(?:from|between|in|during)\s+)?(?:1[5-9]\d\d|20\d\d)\s*(?:to|and|-|–|through|until)\s*"
                          r"(?:1[5-9]\d\d|20\d\d)", re.I)
 
 
@@ -264,6 +264,11 @@ class DateGeneralizer(Generalizer):
             return _AGE.sub(lambda m: m.group(1) + _fmt_band(*value_range(int(m.group(2)), "age")), value)
         if banded != value or not _YEARS_ONLY.fullmatch(value.strip()):
             return banded
+        ends = _YEAR_RANGE.fullmatch(value.strip())
+        first, last = (int(ends.group("a") or ends.group("b")), int(ends.group("end"))) if ends else (0, 0)
+        if ends and first // 10 == last // 10 and _decade_part(first) != _decade_part(last):
+            # "from 2000 to 2007": one decade, whose parts keep the range ("from the early 2000s to the late 2000s")
+            return _YEAR_ALONE.sub(lambda m: _part_of_decade(int(m.group(1))), value)
         out = _YEAR_ALONE.sub(lambda m: f"the {m.group(1)[:3]}0s", value)
         return _SAME_DECADE_RANGE.sub(r"\1", out)
 
@@ -370,7 +375,11 @@ def band_durations(value: str) -> str:
 
 _BOUNDED_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
 _BOUND_BEFORE = re.compile(r"\b(after|post|beyond|before|until|till|by|prior\s+to|through)\s*$", re.I)
-_YEAR_ALONE = re.compile(r"(?<![\d'’-])(1[5-9]\d\d|20\d\d)(?![\d'’-]|s\b)")
+# a hyphen joins a year only to another year ("2008-2009"; not "COVID-19", "1990-ies")
+_YEAR_ALONE = re.compile(r"(?:(?<![\d'’-])|(?<=\d\d\d\d-))(1[5-9]\d\d|20\d\d)(?![\d'’]|s\b)(?!-(?!\d{4}\b))")
+# a range of two years ("from 2000 to 2007", "between 2000 and 2007"; a list such as "2016 and 2017" is none)
+_YEAR_RANGE = re.compile(r"(?:(?:in|during)\s+)?(?:(?:from\s+)?(?P<a>1[5-9]\d\d|20\d\d)\s*(?:to|until|through)|"
+                         r"between\s+(?P<b>1[5-9]\d\d|20\d\d)\s+and)\s*(?P<end>1[5-9]\d\d|20\d\d)", re.I)
 # "from the 1990s to the 1990s" → "from the 1990s"; "the 1960s, the 1960s and the 1960s" → "the 1960s"
 _SAME_DECADE_RANGE = re.compile(r"(the \d{3}0s)(?:\s*(?:,\s*(?:and\s+)?|to|and|until|-|–)\s*\1)+")
 
