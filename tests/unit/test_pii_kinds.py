@@ -72,6 +72,9 @@ from anonstream.pii.merge import split_at_line_breaks
     ("LOC", "GPE", "Gdańsk, Poland", "", "city"),
     ("LOC", "GPE", "Texas", "", "state"),  # a US state: swapped only with a state
     ("LOC", "LOC", "Asia Pacific region", "", "region"),
+    ("LOC", "FAC", "Clarendon Boulevard", "", "street"),
+    ("LOC", "LOC", "Roadhouse", "", "area"),  # a restaurant chain the tagger placed: no road in it
+    ("LOC", "LOC", "Atatürk Cad.", "", "street"),
     ("LOC", "FAC", "Atatürk Airport", "", "facility"),
     ("LOC", "GPE", "Dominowo District (Naczelnik Gminy)", "", "region"),  # the gloss does not count
     ("DEM", "NORP", "Danish", "", "nationality"),

@@ -94,8 +94,9 @@ _REGION_WORDS = frozenset("province region district county state oblast canton v
 _REGION_OF = re.compile(r"(?:%s) of \S" % "|".join(sorted(_REGION_WORDS)))  # "canton of geneva", "district of x"
 # "the canton of Zurich": whatever else the name is (a city), here it names a division of a country
 _DIVISION_BEFORE = re.compile(r"\b(?:%s) of (?:the )?$" % "|".join(sorted(_REGION_WORDS - {"republic"})), re.I)
-_STREET_WORDS = re.compile(r"\b(?:street|avenue|road|boulevard|square|lane|cad(?:desi)?\.?|sok(?:ak|ağı)?\.?|"
-                           r"ulica|ul\.|str\.|straße|strasse|mahallesi|mah\.)", re.I)
+# whole words only: "Roadhouse" (a restaurant chain) is no road, "Lanesborough" no lane
+_STREET_WORDS = re.compile(r"\b(?:(?:street|avenue|road|boulevard|square|lane|caddesi|cad|sokak|sokağı|sok|ulica|straße|"
+                           r"strasse|mahallesi|mah)\b|(?:ul|str)\.)", re.I)
 _CONTINENTS = frozenset("europe asia africa america north america south america oceania antarctica "
                         "latin america middle east".split(" "))
 RELIGIONS = frozenset("""muslim muslims islamic christian christians catholic catholics orthodox protestant
