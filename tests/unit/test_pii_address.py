@@ -1,4 +1,4 @@
-"""A person addressed by name at the end of a greeting or a thanks (shared/anonstream/pii/address.py)."""
+"""A person addressed by name after a greeting or before a request (shared/anonstream/pii/address.py)."""
 from __future__ import annotations
 
 import pytest
@@ -14,6 +14,10 @@ from anonstream.pii.address import AddressedNameRecognizer
     ("Good morning, Dr", []),  # a title
     ("Thanks, Rich, and good luck", []),  # not the end of the line: no address alone
     ("We thank Steve for the work", []),  # no greeting at the line's start
+    ("Thank you.\nShannon, please open the call for questions.", ["Shannon"]),  # a request to a named person
+    ("Operator, please open the line.", []),  # an English word and no given name
+    ("Also, please note the change.", []),
+    ("Shannon, the new plant opens in May.", []),  # no request: a place may open a sentence so
 ])
 def test_a_name_addressed_after_a_greeting(text, names):
     dets = AddressedNameRecognizer().analyze(text)
