@@ -25,6 +25,14 @@ def test_group_head_noun_makes_an_org():
     assert (_surface(text, clan), clan.type) == ("Sima clan", "ORG")
 
 
+def test_no_group_after_an_indefinite_determiner():
+    text = "a partnership with another IT company; they were a US company, unlike the Acme company."
+    for surface in ("IT", "US"):
+        d = _det(text, surface, "ORG")
+        assert extend_to_head_noun(text, d, len(text)) == d  # a description of a company, not a company's name
+    assert _surface(text, extend_to_head_noun(text, _det(text, "Acme", "ORG"), len(text))) == "Acme company"
+
+
 def test_event_head_noun_with_modifiers_makes_a_misc():
     text = "He lost the Davis Cup final match in 1999; the Gujarat riots followed."
     match = extend_to_head_noun(text, _det(text, "Davis Cup", "ORG"), len(text))

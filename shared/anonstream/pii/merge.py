@@ -255,10 +255,14 @@ _LOWER_CASE_WORD = re.compile(r"(?<![\w-])[a-z][\w'’-]*")
 _HEAD_TYPES = ("ORG", "LOC", "DEM", "PERSON", "MISC")
 
 
+_INDEFINITE_BEFORE = re.compile(r"(?:^|\W)(?:a|an|another|any|one|each|every|no)\s+$", re.I)
+
+
 def extend_to_head_noun(text: str, d: Detection, limit: int) -> Detection:
     """``d`` extended over up to two lower-case modifiers and a group/event head noun right after it, ending
-    before ``limit`` (the next detection); re-typed ORG (group) or MISC (event). Unchanged otherwise."""
-    if d.type not in _HEAD_TYPES:
+    before ``limit`` (the next detection); re-typed ORG (group) or MISC (event). Unchanged otherwise, and after an
+    indefinite determiner: "another IT company", "a US company" describe a company, they name none."""
+    if d.type not in _HEAD_TYPES or _INDEFINITE_BEFORE.search(text, max(0, d.start - 12), d.start):
         return d
     m = _WORDS_AFTER.match(text[d.end : min(limit, d.end + 60)])
     if not m:
