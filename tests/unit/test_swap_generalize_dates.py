@@ -207,3 +207,15 @@ def test_years_of_one_decade_compared_in_a_sentence_read_their_part_of_it(values
 ])
 def test_a_range_of_years_goes_up_as_a_whole(value, expected):
     assert DateGeneralizer(level="step").generalize(value, "Date") == expected
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("1990/91 season", "the 1990s season"),  # a season of two years: its decade
+    ("the 1996/97 season", "the 1990s season"),
+    ("in 1921–22", "in the 1920s"),
+    ("1919-20", "the 1910s/1920s"),  # across two decades: both
+    ("2001 season", "the 2000s season"),  # a year that names a season
+    ("fiscal 2016", "fiscal 2016"),  # a fiscal period keeps its year
+])
+def test_a_season_goes_up_to_its_decade(value, expected):
+    assert DateGeneralizer(level="step").generalize(value, "Date") == expected

@@ -262,6 +262,7 @@ def test_range_generalizer(value, kind, expected):
     ("forester", "occupation", "farmer"),  # a kind of person, not the novelist C. S. Forester (WordNet's instance)  # the person sense, not the horse disease WordNet lists first
     ("Muslim", "religion", "religious"),
     ("Kurdish", "nationality", "ethnic"),  # no country of its own: the fallback
+    ("English", "nationality", "European"),  # a people of part of one country ("an English footballer")
     ("Mayor of the Dominowo Commune", "position", "mayor"),  # the office, not the commune
     ("Vice President", "position", "official"),  # a vice president is no president
     ("Deputy Mayor", "position", "official"),

@@ -262,6 +262,8 @@ class DateGeneralizer(Generalizer):
         banded = band_durations(value)
         if banded == value and _AGE.search(value):  # "at the age of 65" -> "at the age of 60-70": an age by decade
             return _AGE.sub(lambda m: m.group(1) + _fmt_band(*value_range(int(m.group(2)), "age")), value)
+        if banded == value and (_SEASON.search(value) or _YEAR_OF_SEASON.search(value)):
+            return _seasons_to_decades(value)
         if banded != value or not _YEARS_ONLY.fullmatch(value.strip()):
             return banded
         ends = _YEAR_RANGE.fullmatch(value.strip())
@@ -377,6 +379,29 @@ _BOUNDED_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
 _BOUND_BEFORE = re.compile(r"\b(after|post|beyond|before|until|till|by|prior\s+to|through)\s*$", re.I)
 # a hyphen joins a year only to another year ("2008-2009"; not "COVID-19", "1990-ies")
 _YEAR_ALONE = re.compile(r"(?:(?<![\d'’-])|(?<=\d\d\d\d-))(1[5-9]\d\d|20\d\d)(?![\d'’]|s\b)(?!-(?!\d{4}\b))")
+# a season of two years ("1990/91", "1919–20", "2008-2009"), and a year that names a season ("the 2001 season")
+_SEASON = re.compile(r"(?<![\d'’/-])(?P<first>1[5-9]\d\d|20\d\d)\s?[/–-]\s?(?P<last>\d\d|1[5-9]\d\d|20\d\d)(?![\d'’/-])")
+_YEAR_OF_SEASON = re.compile(r"(?<![\d'’/-])(?P<year>1[5-9]\d\d|20\d\d)(?=\s+(?:season|seasons|campaign|championship)\b)",
+                             re.I)
+
+
+def _seasons_to_decades(value: str) -> str:
+    """Seasons to their decades, "the" before each unless the value says it: "1990/91 season" → "the 1990s
+    season", "in 1921–22" → "in the 1920s", "1919-20" → "the 1910s/1920s" (a season across two decades), "the 2001
+    season" → "the 2000s season"."""
+    def decades(first: int, last: int) -> str:
+        return f"{first // 10 * 10}s" if first // 10 == last // 10 else f"{first // 10 * 10}s/{last // 10 * 10}s"
+
+    def season(m: re.Match) -> str:
+        first, last = int(m.group("first")), m.group("last")
+        last_year = int(last) if len(last) == 4 else first // 100 * 100 + int(last) + (100 if int(last) < first % 100 else 0)
+        return decades(first, last_year)
+
+    out = _SEASON.sub(season, value)
+    out = _YEAR_OF_SEASON.sub(lambda m: decades(int(m.group("year")), int(m.group("year"))), out)
+    return re.sub(r"(?<![\w/-])(?<!the )(?=\d{4}s\b)", "the ", out, flags=re.I)
+
+
 # a range of two years ("from 2000 to 2007", "between 2000 and 2007"; a list such as "2016 and 2017" is none)
 _YEAR_RANGE = re.compile(r"(?:(?:in|during)\s+)?(?:(?:from\s+)?(?P<a>1[5-9]\d\d|20\d\d)\s*(?:to|until|through)|"
                          r"between\s+(?P<b>1[5-9]\d\d|20\d\d)\s+and)\s*(?P<end>1[5-9]\d\d|20\d\d)", re.I)
@@ -996,6 +1021,9 @@ def _demonym_continents() -> dict[str, str]:
         adjective = _CONTINENT_ADJECTIVE.get(ranked[0][0]) if agreed else None
         if adjective:
             out[demonym] = adjective
+    # peoples of a part of one European country, whom countryinfo's demonyms (one per country: "British") leave out
+    out.update(dict.fromkeys(("english", "scottish", "welsh", "northern irish", "basque", "catalan", "flemish", "walloon",
+                              "corsican", "sami"), "European"))
     return out
 
 
