@@ -219,3 +219,13 @@ def test_a_range_of_years_goes_up_as_a_whole(value, expected):
 ])
 def test_a_season_goes_up_to_its_decade(value, expected):
     assert DateGeneralizer(level="step").generalize(value, "Date") == expected
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("12 to 18 months", "10-20 months"),  # "12 to 10-20 months" broke the range
+    ("six or nine months", "5-10 months"),  # "six or several months"
+    ("between two and three years", "2-5 years"),
+    ("10-12 years", "10-20 years"),  # had stayed as written
+])
+def test_a_range_of_durations_is_one_band(value, expected):
+    assert DateGeneralizer(level="step").generalize(value, "Date") == expected

@@ -197,3 +197,14 @@ def test_a_whole_share_is_banded_below_its_whole():
 def test_a_range_after_from_is_two_figures(before, value, expected):
     g = RangeGeneralizer()
     assert g.in_context(before, value, g.generalize(value, "Quantity", "percent")) == expected
+
+
+@pytest.mark.parametrize("before, value, expected", [
+    ("inside those are over ", "40 sales professionals", "30 sales professionals"),  # "over 40-50" read as above 50
+    ("grew by less than ", "2%", "5%"),
+    ("nearly ", "$80 million", "$50-100 million"),  # just below 80: a band that holds 79.99
+    ("about ", "40", "40-50"),  # a word of approximation is no bound: the band
+])
+def test_a_bound_before_the_value_bounds_it(before, value, expected):
+    g = RangeGeneralizer()
+    assert g.in_context(before, value, g.generalize(value, "Quantity")) == expected

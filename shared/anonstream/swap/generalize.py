@@ -370,9 +370,34 @@ def band_durations(value: str) -> str:
         apostrophe = "’" if "’" in possessive else "'" if possessive else ""
         return f"{amount} {largest}s{apostrophe}"
 
-    out = _duration_phrase().sub(band, value)
+    def range_band(m: re.Match) -> str:
+        """"12 to 18 months" → "10-20 months", "six or nine months" → "5-10 months": one band over both ends."""
+        first, last = _duration_number(m.group("first")), _duration_number(m.group("last"))
+        if first is None or last is None or not 0 < first < last:
+            return m.group(0)
+        lo, hi = value_range(first, None)[0], value_range(last, None)[1]
+        return f"{_fmt_band(lo, hi)} {m.group('unit')}"
+
+    parts, pos = [], 0
+    for m in _duration_range().finditer(value):  # a range's ends are banded together, the rest part by part
+        if range_band(m) == m.group(0):
+            continue  # no range ("twenty-five days")
+        parts += [_duration_phrase().sub(band, value[pos:m.start()]), range_band(m)]
+        pos = m.end()
+    out = "".join(parts) + _duration_phrase().sub(band, value[pos:])
     # "some three years" → "several years": the band says "about" itself (as RangeGeneralizer drops it)
     return _APPROXIMATE_BEFORE_BAND.sub("", out) if out != value else out
+
+
+@functools.lru_cache(maxsize=1)
+def _duration_range() -> re.Pattern:
+    """A range of durations with one unit: "12 to 18 months", "six or nine months", "between two and three years"
+    (its band stands for the whole: "2-5 years")."""
+    number = r"\d+(?:\.\d+)?|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+    units = "|".join(_DURATION_UNITS)
+    return re.compile(rf"(?<![\w.-])(?:(?P<between>between)\s+)?(?P<first>{number})"
+                      rf"(?(between)\s+and\s+|\s*(?:to|or|-|–)\s*)(?P<last>{number})[\s\u2011-]*"
+                      rf"(?P<unit>(?:{units})s?)\b", re.I)
 
 
 _BOUNDED_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
@@ -933,7 +958,15 @@ class RangeGeneralizer(Generalizer):
     def in_context(self, before: str, value: str, generalized: str) -> str:
         """After "from" a range is where a figure moved from and to ("shot up from 1% to 5%"): its two ends are two
         figures, banded apart and in their order ("from 1-2% to 5-10%"), not one band ("from 1-10%" lost the end
-        it reached); "ranging from 1 to 5" is a range."""
+        it reached); "ranging from 1 to 5" is a range. A bound the tagger left before the value ("over [40 sales
+        professionals]") bounds it as one inside the value does ("over 30 sales professionals"), not a band ("over
+        40-50" read as more than 50)."""
+        bound = _QUALIFIER_BEFORE.search(before)
+        if bound and bound.group("q").lower() in _AT_MOST | _AT_LEAST | _JUST_BELOW and not _QUALIFIER.match(value):
+            kind = "percent" if _PERCENT_AFTER.search(value) else "money" if _CURRENCY_SIGN.search(value) else None
+            word = bound.group("q")
+            whole = self.generalize(f"{word} {value}", "Quantity", kind)
+            return whole[len(word) + 1:] if whole.startswith(word + " ") else generalized
         ends = _FROM_TO.fullmatch(value)
         if ends is None or not MOVED_FROM_BEFORE.search(before):
             return super().in_context(before, value, generalized)
