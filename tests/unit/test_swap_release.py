@@ -147,6 +147,17 @@ def test_place_generalizer(value, country, continent):
     assert build_generalizer({"name": "place", "level": "continent"}).generalize(value, "Location") == continent
 
 
+@pytest.mark.parametrize("before, expected", [
+    ("stores in coastal ", "United States"),  # the modifier is the article: "coastal United States"
+    ("in rural ", "United States"),
+    ("in southern ", "the United States"),  # a direction is not true of the container: no "southern United States"
+    ("in ", "the United States"),
+])
+def test_a_modifier_before_a_place_takes_the_place_of_the_containers_article(before, expected):
+    place = build_generalizer({"name": "place"})
+    assert place.in_context(before, "Texas", place.generalize("Texas", "Location", "state", "US")) == expected
+
+
 def test_a_place_the_gazetteer_cannot_place_gets_a_neutral_noun_never_the_documents_country():
     """"lives in Zakroczym" (too small for GeoNames' 15,000+) must not become "lives in Poland" on the document's
     word alone: that is how "Columbia Sportswear" became "Japan" and "Transocean" "Brazil"."""

@@ -515,6 +515,11 @@ def country_adjective(name: str) -> str | None:
 NAME_PLACEHOLDER = "[Name]"  # a name no true noun can stand for
 
 
+# a modifier right before a place name that is as true of its container takes the place of its article ("coastal
+# Texas" → "coastal United States"); a direction is not ("northern Texas" is in no northern United States)
+_PLACE_MODIFIER_BEFORE = re.compile(r"(?<![\w-])(?:coastal|rural|urban|suburban|metropolitan|mainland)\s+$")
+
+
 class PlaceGeneralizer(Generalizer):
     """A place one step up the geographic hierarchy, only along a containment GeoNames confirms: a US state to the
     United States, a city to its country when GeoNames has a city of that name in the country the value belongs to
@@ -566,6 +571,8 @@ class PlaceGeneralizer(Generalizer):
         [Vienna]" had read "Austria, Austria"; it becomes the neutral noun of its kind ("a city")."""
         out = super().in_context(before, value, generalized)
         said = re.sub(r"^the\s+", "", out, flags=re.I)
+        if out != value and _PLACE_MODIFIER_BEFORE.search(before):
+            return said  # "coastal [Texas]": "coastal United States", not "coastal the United States"
         if out == value or not re.search(rf"\b{re.escape(said)}\s*,\s*$", before, re.I):
             return out
         key = re.sub(r"^the\s+", "", value.strip(), flags=re.I).casefold()
