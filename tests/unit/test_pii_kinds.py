@@ -94,6 +94,7 @@ from anonstream.pii.merge import split_at_line_breaks
     ("ORG", "ORG", "CEO", "our ", "position"),  # an office the tagger typed as an organisation
     ("ORG", "ORG", "Prime Minister", "the ", "position"),
     ("MISC", "PRODUCT", "CFO of Amphastar", "the ", "position"),  # a role of its company, typed as a product
+    ("ORG", "ORG", "Company's CEO", "the ", "position"),  # its owner's role: "the [Name]" had hidden the office
     ("ORG", "ORG", "Bank of America", "", "bank"),
     ("ORG", "ORG", "Board of Directors", "the ", "authority"),  # a body, not a person's office
     ("DATETIME", "DATE", "2H16", "", "period"),

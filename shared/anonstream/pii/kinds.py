@@ -218,10 +218,11 @@ def org_head(surface: str) -> str:
 
 def names_a_position(surface: str) -> bool:
     """An office named as such ("Prime Minister", "Mayor of Ankara": ``position_head``) or a business role
-    written as an acronym, alone or of its organisation ("CEO", "CFO of Amphastar": ``business_role``), whatever
-    type the tagger gave it ("CFO of Amphastar" typed PRODUCT had been swapped in for a product)."""
+    written as an acronym, alone or of its organisation ("CEO", "CFO of Amphastar", "the Company's CEO":
+    ``business_role``), whatever type the tagger gave it ("CFO of Amphastar" typed PRODUCT had been swapped in for a product)."""
     name = _LEADING_THE.sub("", " ".join(surface.split()))
     role = re.split(r"\s+of\s+", name, maxsplit=1)[0]
+    role = re.sub(r"^.*[’']s\s+", "", role)  # "the Company's CEO": the role of its owner
     return position_head(name) is not None or bool(_ACRONYM.fullmatch(role)) and business_role(role) is not None
 
 
