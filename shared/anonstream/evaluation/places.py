@@ -110,8 +110,9 @@ def place_containers(value: str, context: Iterable[str] = (),
                      g: Gazetteer | None = None) -> tuple[set[Place], frozenset[int]]:
     """(the places that contain the place ``value`` names, the levels it may have). A value naming a part of a known
     place ("the Western United States", "Hassalo in Portland") is contained by that place and its containers (level
-    just below it). An ambiguous name means the places in a ``context`` country (codes) when one is (with a world city of that name
-    that dwarfs them); else any: then "Florida" is the state and the towns of that name, of two levels. Unknown: (empty, no level)."""
+    just below it). An ambiguous name means the places in a ``context`` country (codes) when one is (with a world
+    city of that name that dwarfs them); else any: then "Florida" is the state and the towns of that name, of two
+    levels. Unknown: (empty, no level)."""
     g = g or gazetteer()
     context = set(context)
     places = resolve_place(value, g)

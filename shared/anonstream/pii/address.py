@@ -21,8 +21,8 @@ from .gazetteer import TITLES, first_names
 _ADDRESSED = re.compile(r"(?m)^[ \t]*(?:Thanks|Thank you|Good morning|Good afternoon|Good evening|Hi|Hello|Hey|Morning|"
                         r"Afternoon|Welcome|Sure|Yes|Okay|OK|Great),?[ \t]+(?P<name>[A-Z][a-z]+)[ \t]*[.!?]?[ \t]*$")
 
-_VOCATIVE = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][a-z]+),[ \t]+(?:please|go ahead|would you|could you|can you|will you|"
-                       r"you may|if you could|if you would)\b")
+_VOCATIVE = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][a-z]+),[ \t]+(?:please|go ahead|would you|could you|can you|"
+                       r"will you|you may|if you could|if you would)\b")
 
 
 class AddressedNameRecognizer(Recognizer):

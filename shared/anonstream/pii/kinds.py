@@ -95,8 +95,8 @@ _REGION_OF = re.compile(r"(?:%s) of \S" % "|".join(sorted(_REGION_WORDS)))  # "c
 # "the canton of Zurich": whatever else the name is (a city), here it names a division of a country
 _DIVISION_BEFORE = re.compile(r"\b(?:%s) of (?:the )?$" % "|".join(sorted(_REGION_WORDS - {"republic"})), re.I)
 # whole words only: "Roadhouse" (a restaurant chain) is no road, "Lanesborough" no lane
-_STREET_WORDS = re.compile(r"\b(?:(?:street|avenue|road|boulevard|square|lane|caddesi|cad|sokak|sokağı|sok|ulica|straße|"
-                           r"strasse|mahallesi|mah)\b|(?:ul|str)\.)", re.I)
+_STREET_WORDS = re.compile(r"\b(?:(?:street|avenue|road|boulevard|square|lane|caddesi|cad|sokak|sokağı|sok|ulica|"
+                           r"straße|strasse|mahallesi|mah)\b|(?:ul|str)\.)", re.I)
 _CONTINENTS = frozenset("europe asia africa america north america south america oceania antarctica "
                         "latin america middle east".split(" "))
 RELIGIONS = frozenset("""muslim muslims islamic christian christians catholic catholics orthodox protestant
@@ -180,7 +180,8 @@ def _place_and_number(name: str) -> bool:
     words = name.split()
     if len(words) < 2 or not _MODEL_NUMBER.search(" " + words[-1]):
         return False
-    return place_kind(re.sub(r"[’']s$", "", " ".join(words[:-1]))) in ("country", "continent", "state", "region", "city")
+    place = place_kind(re.sub(r"[’']s$", "", " ".join(words[:-1])))
+    return place in ("country", "continent", "state", "region", "city")
 
 
 def lexical_kind(surface: str) -> str | None:
@@ -219,7 +220,8 @@ def org_head(surface: str) -> str:
 def names_a_position(surface: str) -> bool:
     """An office named as such ("Prime Minister", "Mayor of Ankara": ``position_head``) or a business role
     written as an acronym, alone or of its organisation ("CEO", "CFO of Amphastar", "the Company's CEO":
-    ``business_role``), whatever type the tagger gave it ("CFO of Amphastar" typed PRODUCT had been swapped in for a product)."""
+    ``business_role``), whatever type the tagger gave it ("CFO of Amphastar" typed PRODUCT had been swapped in for
+    a product)."""
     name = _LEADING_THE.sub("", " ".join(surface.split()))
     role = re.split(r"\s+of\s+", name, maxsplit=1)[0]
     role = re.sub(r"^.*[’']s\s+", "", role)  # "the Company's CEO": the role of its owner

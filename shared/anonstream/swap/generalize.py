@@ -74,11 +74,12 @@ _SUB_MONTH = re.compile(rf"\b(?:early|mid|late|(?:the\s+)?(?:end|beginning|start
 # A date phrase that is only years ("2006", "in 1973", "from 1994 to 1996"): the one a decade can stand for. A year
 # inside another phrase ("fiscal 2021", "Q3 2021", "before 2016") keeps its year: "Q3 the 2020s" reads as nothing
 # and "before the 2010s" is false.
-_ONE_YEAR = re.compile(r"(?:(?:in|during)\s+)?(?P<year>1[5-9]\d\d|20\d\d)", re.I)
 _YEARS_ONLY = re.compile(r"(?:(?:in|during)\s+)?(?:the\s+(?:calendar\s+)?year\s+)?(?:1[5-9]\d\d|20\d\d)"
                          r"(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?:1[5-9]\d\d|20\d\d))*"
                          r"|(?:(?:from|between|in|during)\s+)?(?:1[5-9]\d\d|20\d\d)\s*(?:to|and|-|–|through|until)\s*"
                          r"(?:1[5-9]\d\d|20\d\d)", re.I)
+# one year alone, the value a decade stands for where the parts of the decade may part it from another
+_ONE_YEAR = re.compile(r"(?:(?:in|during)\s+)?(?P<year>1[5-9]\d\d|20\d\d)", re.I)
 
 
 _PART_OF_YEAR_BEFORE = re.compile(
@@ -185,8 +186,8 @@ class DateGeneralizer(Generalizer):
                             country: str | None = None) -> list[str]:
         """Years of one decade compared in one sentence ("from 2000 to 2007", "2012 … 2015") would all read "the
         2000s": where the part of the decade each lies in parts them (early: years 0-3, mid: 4-6, late: 7-9), each
-        reads its part ("from the early 2000s to the late 2000s", "the mid-2000s"), still true and in their order; years no part
-        parts ("2015 … 2016") keep the decade."""
+        reads its part ("from the early 2000s to the late 2000s", "the mid-2000s"), still true and in their order;
+        years no part parts ("2015 … 2016") keep the decade."""
         outs = [self.generalize(v, category, kind, country) for v in values]
         if self.level != "step":
             return outs
@@ -380,9 +381,10 @@ def band_durations(value: str) -> str:
 
     parts, pos = [], 0
     for m in _duration_range().finditer(value):  # a range's ends are banded together, the rest part by part
-        if range_band(m) == m.group(0):
+        banded_range = range_band(m)
+        if banded_range == m.group(0):
             continue  # no range ("twenty-five days")
-        parts += [_duration_phrase().sub(band, value[pos:m.start()]), range_band(m)]
+        parts += [_duration_phrase().sub(band, value[pos:m.start()]), banded_range]
         pos = m.end()
     out = "".join(parts) + _duration_phrase().sub(band, value[pos:])
     # "some three years" → "several years": the band says "about" itself (as RangeGeneralizer drops it)
@@ -405,9 +407,10 @@ _BOUND_BEFORE = re.compile(r"\b(after|post|beyond|before|until|till|by|prior\s+t
 # a hyphen joins a year only to another year ("2008-2009"; not "COVID-19", "1990-ies")
 _YEAR_ALONE = re.compile(r"(?:(?<![\d'’-])|(?<=\d\d\d\d-))(1[5-9]\d\d|20\d\d)(?![\d'’]|s\b)(?!-(?!\d{4}\b))")
 # a season of two years ("1990/91", "1919–20", "2008-2009"), and a year that names a season ("the 2001 season")
-_SEASON = re.compile(r"(?<![\d'’/-])(?P<first>1[5-9]\d\d|20\d\d)\s?[/–-]\s?(?P<last>\d\d|1[5-9]\d\d|20\d\d)(?![\d'’/-])")
-_YEAR_OF_SEASON = re.compile(r"(?<![\d'’/-])(?P<year>1[5-9]\d\d|20\d\d)(?=\s+(?:season|seasons|campaign|championship)\b)",
-                             re.I)
+_SEASON = re.compile(r"(?<![\d'’/-])(?P<first>1[5-9]\d\d|20\d\d)\s?[/–-]\s?(?P<last>\d\d|1[5-9]\d\d|20\d\d)"
+                     r"(?![\d'’/-])")
+_YEAR_OF_SEASON = re.compile(r"(?<![\d'’/-])(?P<year>1[5-9]\d\d|20\d\d)"
+                             r"(?=\s+(?:season|seasons|campaign|championship)\b)", re.I)
 
 
 def _seasons_to_decades(value: str) -> str:
@@ -419,8 +422,9 @@ def _seasons_to_decades(value: str) -> str:
 
     def season(m: re.Match) -> str:
         first, last = int(m.group("first")), m.group("last")
-        last_year = int(last) if len(last) == 4 else first // 100 * 100 + int(last) + (100 if int(last) < first % 100 else 0)
-        return decades(first, last_year)
+        if len(last) == 2:  # "1999–00": the century of the first year, or the next
+            last = str(first // 100 * 100 + int(last) + (100 if int(last) < first % 100 else 0))
+        return decades(first, int(last))
 
     out = _SEASON.sub(season, value)
     out = _YEAR_OF_SEASON.sub(lambda m: decades(int(m.group("year")), int(m.group("year"))), out)
@@ -672,8 +676,7 @@ def _iso2(entry: tuple[str, str]) -> str:
     return next(code for code, e in _geography()[1].items() if e == entry and len(code) == 2)
 # The neutral noun of a place that no containment is confirmed for, by its kind (pii/kinds.py).
 _NEUTRAL_PLACE = {"city": "a city", "village": "a village", "state": "a state", "region": "the region",
-                  "area": "the area",
-                  "facility": "the facility", "street": "the street", "prison": "the prison",
+                  "area": "the area", "facility": "the facility", "street": "the street", "prison": "the prison",
                   "hospital": "the hospital"}
 
 
@@ -1062,8 +1065,8 @@ def _demonym_continents() -> dict[str, str]:
         if adjective:
             out[demonym] = adjective
     # peoples of a part of one European country, whom countryinfo's demonyms (one per country: "British") leave out
-    out.update(dict.fromkeys(("english", "scottish", "welsh", "northern irish", "basque", "catalan", "flemish", "walloon",
-                              "corsican", "sami"), "European"))
+    out.update(dict.fromkeys(("english", "scottish", "welsh", "northern irish", "basque", "catalan", "flemish",
+                              "walloon", "corsican", "sami"), "European"))
     return out
 
 
