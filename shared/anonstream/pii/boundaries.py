@@ -169,8 +169,20 @@ def _opens_sentence_with_common_word(text: str, start: int) -> bool:
     its place ("Sales", "Revenue")."""
     from .wordnet import is_common_word
 
-    word = text[start:].split(maxsplit=1)[0] if text[start:].strip() else ""
-    return bool(_SENTENCE_BEFORE.search(text[:start])) and is_common_word(word.strip(",;:"))
+    word = _TOKEN.match(text, start)  # no copy of the text around it: this runs for every loose run
+    opens = _SENTENCE_BEFORE.search(text, max(0, start - 20), start)  # "^" is the text's start, not the window's
+    return bool(word and opens) and is_common_word(word.group().strip(",;:"))
+
+
+def _after_last_joiner(text: str, run: TitleRun, seed: Detection) -> TitleRun:
+    """The part of ``run`` from the first word after its last joiner before ``seed`` ("Sales of the [Boeing 787]"
+    → "Boeing 787"), loose only if joiners remain in it."""
+    words = list(_TOKEN.finditer(text, run.start, seed.start))
+    starts = [w.start() for w in words[1:]] + [seed.start]
+    after_joiner = [starts[k] for k, w in enumerate(words) if w.group() in _JOINERS
+                    and (k + 1 == len(words) or words[k + 1].group() not in _JOINERS)]
+    start = after_joiner[-1] if after_joiner else run.start
+    return TitleRun(start, run.end, any(w.group() in _JOINERS for w in _TOKEN.finditer(text, start, run.end)))
 
 
 def extend_to_title_run(text: str, dets: list[Detection], runs: list[TitleRun]) -> list[Detection]:
@@ -193,15 +205,8 @@ def extend_to_title_run(text: str, dets: list[Detection], runs: list[TitleRun]) 
             continue
         last = text[run.start:run.end].split()[-1]
         if run.loose and run.start < d.start and _opens_sentence_with_common_word(text, run.start):
-            # "Sales of the Boeing 787": the first capital is the sentence's, not a title's; the run starts after
-            # the last joiner before the seed
-            words = list(_TOKEN.finditer(text, run.start, d.start))
-            starts = [w.start() for w in words[1:]] + [d.start]
-            after_joiner = [starts[k] for k, w in enumerate(words) if w.group() in _JOINERS
-                            and (k + 1 == len(words) or words[k + 1].group() not in _JOINERS)]
-            start = after_joiner[-1] if after_joiner else run.start
-            run = TitleRun(start, run.end, any(w.group() in _JOINERS for w in _TOKEN.finditer(text, start, run.end)))
-            if (start, run.end) == (d.start, d.end) or start > d.start:
+            run = _after_last_joiner(text, run, d)  # "Sales of the Boeing 787": the capital is the sentence's
+            if (run.start, run.end) == (d.start, d.end) or run.start > d.start:
                 out.append(d)
                 continue
         if last in _POSITIONS:
