@@ -12,6 +12,10 @@ annotator called it a direct identifier.
    shortest form is a city.
 3. Institutions named after a city by its population (``large_city_population`` of ``large_city_no_mask``):
    ORG mentions naming a court, office, prosecutor … whose first word is a city.
+4. A nationality and its country named in the same document (``demonym_follows_country``, on by default): each
+   annotator's DEM mentions of a country's nationality, against that annotator's most frequent label of the
+   country's own mentions (LOC or ORG) in the document, and the nationalities whose country the document does not
+   name.
 
     .venv/bin/python benchmarks/bench_policy_evidence.py
 """
@@ -61,6 +65,24 @@ def groups(doc):
         yield decision, min((m.span_text for m in mentions), key=len), {m.entity_type for m in mentions}
 
 
+def nationality_pairs(mentions) -> Counter:
+    """(nationality's label, its country's most frequent label or "not named") over one annotator's mentions."""
+    from anonstream.pii.policy import country_of
+
+    countries: dict[str, Counter] = {}
+    for m in mentions:
+        iso = country_of(m.span_text)
+        if iso and m.entity_type in ("LOC", "ORG"):
+            countries.setdefault(iso, Counter())[m.identifier_type] += 1
+    out = Counter()
+    for m in mentions:
+        iso = country_of(m.span_text) if m.entity_type == "DEM" else None
+        if iso:
+            country = countries.get(iso)
+            out[(m.identifier_type, country.most_common(1)[0][0] if country else "not named")] += 1
+    return out
+
+
 def main() -> None:
     common.arg_parser(__doc__).parse_args()
     from anonstream.evaluation.tab import load_tab
@@ -71,6 +93,7 @@ def main() -> None:
     initials: dict[str, Counter] = {}
     places: dict[tuple[str, str], Counter] = {}
     institutions: dict[tuple[str, str], Counter] = {}
+    nationalities: dict[str, Counter] = {}
     for corpus, path in CORPORA.items():
         initials[corpus] = Counter()
         for doc in load_tab(path):
@@ -86,6 +109,8 @@ def main() -> None:
                         bucket = population_bucket(city_population(m.span_text.split()[0]))
                         if bucket:
                             institutions.setdefault((corpus, bucket), Counter())[m.identifier_type] += 1
+            for mentions in doc.annotations.values():
+                nationalities.setdefault(corpus, Counter()).update(nationality_pairs(mentions))
 
     def row(label, counts):
         return [label, *(counts.get(d, 0) for d in DECISIONS)]
@@ -101,6 +126,13 @@ def main() -> None:
         ["corpus", "population", "mentions", "NO_MASK", "NO_MASK share"],
         [[c, b, sum(n.values()), n["NO_MASK"], f"{n['NO_MASK'] / sum(n.values()):.0%}" if n else "–"]
          for c in CORPORA for _, b in POPULATION_BUCKETS for n in [institutions.get((c, b), Counter())]]))
+    pairs = sorted({key for counts in nationalities.values() for key in counts})
+    results.section("A nationality and its country in the same document (`demonym_follows_country`; every "
+                    "annotator's mentions)", common.table(
+        ["corpus", *(f"{dem} / {country}" for dem, country in pairs), "same label"],
+        [[c, *(nationalities[c][k] for k in pairs),
+          f"{sum(n for (d, k), n in nationalities[c].items() if d == k)} of "
+          f"{sum(n for (d, k), n in nationalities[c].items() if k != 'not named')}"] for c in CORPORA]))
     results.write()
 
 

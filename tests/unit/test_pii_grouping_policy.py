@@ -275,3 +275,16 @@ def test_an_abbreviation_of_a_general_notion_is_no_mask():
     other = DocumentEntities("d-word")
     assert RulePolicy().classify(_entity(other, "ORG", "It"), other) == "QUASI"  # not written in capitals
     assert RulePolicy(term_abbreviation_no_mask=False).classify(_entity(ents, "ORG", "IT"), ents) == "QUASI"
+
+
+def test_a_nationality_follows_its_country_named_in_the_same_document():
+    ents = DocumentEntities("d")
+    p = RulePolicy()
+    australian = _entity(ents, "DEM", "Australian", "NORP")
+    assert p.classify(australian, ents) == "QUASI"  # no country named: a nationality stays a QI
+    _entity(ents, "LOC", "Australia", "GPE")  # the country in clear, released as a country
+    assert p.classify(australian, ents) == "NO_MASK"
+    assert p.classify(_entity(ents, "DEM", "Argentine", "NORP"), ents) == "QUASI"  # another country's
+    assert RulePolicy(demonym_follows_country=False).classify(australian, ents) == "QUASI"
+    # a country the policy masks (a configuration that keeps countries) keeps its nationality masked too
+    assert RulePolicy(country_no_mask=False).classify(australian, ents) == "QUASI"

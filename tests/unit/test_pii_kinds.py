@@ -184,6 +184,7 @@ def test_a_nationality_word_is_a_language_only_as_a_noun_after_speaking(before, 
     ("Polish", "the hearing was held in ", ".", "language"),
     ("Greek", "Nikos Anastasiou (", ": Νίκος", "language"),  # a language named before words written in it
     ("Swedish", "the ", ": a report", "nationality"),  # not inside a gloss: no language
+    ("Argentine", "an ", " singer", "nationality"),  # WordNet's adjective of Argentina, which countryinfo lacks
 ])
 def test_a_language_is_a_name_wordnet_files_as_one(surface, before, after, kind):
     assert kind_of("DEM", "NORP", surface, before, after) == kind

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from anonstream.pii import wordnet
 from anonstream.pii.grouping import DocumentEntities
-from anonstream.pii.policy import RulePolicy, is_descriptive_public_body
+from anonstream.pii.policy import RulePolicy, country_of, is_descriptive_public_body
 
 
 def test_parse_lemmas_reads_lowercase_words_of_data_lines():
@@ -69,3 +69,14 @@ def test_a_demonym_that_starts_a_wordnet_term_is_part_of_the_term():
     assert wordnet.starts_a_term(text, text.index("Turkish") + len("Turkish"))
     assert not wordnet.starts_a_term(text, text.index("German") + len("German"))  # a language: the demonym's sense
     assert not wordnet.starts_a_term(text, text.rindex("German") + len("German"))
+
+
+def test_country_adjectives_come_from_pertainyms_and_settle_demonyms():
+    adjectives = wordnet.country_adjectives()
+    assert adjectives["Argentine"] == adjectives["Argentinian"] == "Argentina"
+    assert adjectives["Saudi"] == "Saudi Arabia"
+    assert "Electrical" not in adjectives and "electrical" not in adjectives  # a pertainym of no country
+    # countryinfo alone gave "French" to Saint Pierre and Miquelon and "Norwegian" to Svalbard; WordNet's adjective
+    # settles a demonym several countries use, and adds the ones countryinfo lacks
+    assert (country_of("french"), country_of("norwegian"), country_of("argentine")) == ("FRA", "NOR", "ARG")
+    assert country_of("mauritanian") == "MRT"  # not contested: countryinfo's stays

@@ -286,7 +286,9 @@ def test_range_generalizer(value, kind, expected):
     ("Chinese", "language", "an Asian language"),
     ("French", "nationality", "European"),  # France, not Saint Pierre and Miquelon (North America), whose demonym too
     ("Southern", "group", "[Name]"),  # no nationality any source confirms: suppressed, not "ethnic" nor "the group"
-    ("Saudi", "group", "[Name]"),
+    ("Saudi", "group", "[Name]"),  # "building in Saudi": the country said colloquially, no people
+    ("Saudi", "nationality", "Asian"),  # WordNet's adjective of Saudi Arabia ("the Saudi royal family")
+    ("Argentine", "nationality", "South American"),
     ("Chief Financial Officer", "position", "executive"),  # a role in a business: WordNet's, never another office
     ("part owner", "position", "owner"),
     ("shareholder", "position", "investor"),

@@ -144,8 +144,10 @@ def country_abbreviations() -> dict[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def country_data() -> dict[str, Any]:
-    """Countries (names, alt spellings, ISO codes, demonym, provinces) from ``countryinfo``."""
+    """Countries (names, alt spellings, ISO codes, demonym, provinces) from ``countryinfo``; more demonyms from
+    WordNet's adjectives of a country (``wordnet.country_adjectives``)."""
     out: dict[str, Any] = {"countries": {}, "demonyms": {}, "provinces": set()}
+    contested: set[str] = set()  # demonyms countryinfo gives several countries
     try:
         import countryinfo
     except ImportError:  # pragma: no cover
@@ -170,6 +172,8 @@ def country_data() -> dict[str, Any]:
         for d in re.split(r"[,/]", dem or ""):
             d = d.strip()
             if d:
+                if out["demonyms"].get(d, iso) != iso:
+                    contested.add(d)
                 out["demonyms"][d] = iso
         try:
             for p in c.provinces() or []:
@@ -177,6 +181,11 @@ def country_data() -> dict[str, Any]:
                     out["provinces"].add(p)
         except Exception:  # noqa: BLE001
             pass
+    # WordNet's adjective of a country adds demonyms ("Argentine", "Saudi", "Slovenian") and settles the ones
+    # countryinfo gives several countries, where the last won ("French" had been Saint Pierre and Miquelon's)
+    for adjective, country in wordnet.country_adjectives().items():
+        if out["countries"].get(country) and (adjective in contested or adjective not in out["demonyms"]):
+            out["demonyms"][adjective] = out["countries"][country]
     return out
 
 

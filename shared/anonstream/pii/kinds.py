@@ -368,6 +368,8 @@ def demographic_kind(surface: str, subtype: str = "", before: str = "", after: s
         return "language"
     if any(w in RELIGIONS for w in words):
         return "religion"
+    if len(words) == 1 and _LANGUAGE_BEFORE.search(before) and not adjective:
+        return "group"  # "building in Saudi": the country, said colloquially, no nationality
     demonyms = _demonyms()
     if words and (words[-1] in demonyms or words[-1].rstrip("s") in demonyms or " ".join(words) in demonyms):
         return "nationality"

@@ -464,6 +464,12 @@ class RulePolicy(IdentifierPolicy):
     # NO_MASK, by the descriptive-public-body test: TAB's first annotator leaves them unmasked; in biographies a
     # named position is a classic quasi-identifier ("Minister of Diaspora Affairs"), so off by default
     public_office_no_mask: bool = False
+    # A nationality whose country the same document names as a place or a body, released there, is released
+    # too: it says no more than the country in clear, and a swap of it alone would contradict the line ("an
+    # Australian ambassador" -> "an American ambassador" beside "Australia's High Commission"). Where annotators
+    # release the country they release its nationality (TAB train 160 of 169 mentions, biographies 13 of 14;
+    # benchmarks/results/policy_evidence.md).
+    demonym_follows_country: bool = True
     # the background country needs at least two state-actor mentions ("Polish Government", "Republic of
     # Poland": weight 10 each); in a biography the subject's own nationality is no background
     background_min_weight: int = 20
@@ -496,6 +502,8 @@ class RulePolicy(IdentifierPolicy):
             return "NO_MASK"
         if t in self.country_no_mask_types and self.country_no_mask and all(country_of(f) for f in forms):
             return "NO_MASK"
+        if t == "DEM" and self.demonym_follows_country and self._country_released(forms, doc):
+            return "NO_MASK"
         if t in ("ORG", "MISC") and self.term_abbreviation_no_mask and _is_capitals(entity.get("surface", "")) \
                 and all(wordnet.is_term_abbreviation(f) for f in forms):
             return "NO_MASK"
@@ -519,6 +527,16 @@ class RulePolicy(IdentifierPolicy):
         if t == "DATETIME" and self.vague_time_no_mask and is_vague_time(entity):
             return "NO_MASK"
         return self.type_defaults.get(t, "QUASI")
+
+    def _country_released(self, forms: Iterable[str], doc: Any) -> bool:
+        """Whether the nationality ``forms`` name one country that ``doc`` also names as a place or a body, and
+        that mention is released (``demonym_follows_country``)."""
+        countries = {country_of(f) for f in forms}
+        if doc is None or len(countries) != 1 or None in countries:
+            return False
+        country = countries.pop()
+        return any(e["type"] in ("LOC", "ORG") and {country_of(f) for f in e["forms"]} == {country}
+                   and (e.get("identifier_type") or self.classify(e, doc)) == "NO_MASK" for e in doc.entities)
 
 
 # ---------------------------------------------------------------------------------------------

