@@ -7,15 +7,18 @@
    against its random baseline, and the checks any domain can use (``evaluation/checks.py``).
 2. The Wikipedia biographies (``wikibio/wiki_test.json``, one annotator per document): the same code path.
 3. The MAEC earnings calls held out: the attack harness (train 2016Q2 raw, test 2016Q3 before and after) and the
-   checks on a sample of the sanitized 2016Q3 calls, over-masking against the counts of other quarters' calls
-   (``anonstream counts warm --identity-field ticker``: a reference corpus other than the one the run counted).
+   checks on a sample of the sanitized 2016Q3 calls, over-masking against the counts of one call of each company
+   outside the test set (``anonstream counts warm --identity-field ticker``: a reference corpus other than the one
+   the run counted). With ``--warm-counts`` the calls are released a second time from the counts of half those
+   companies (a stream that has seen about 500 companies), and judged by the other half.
 
 ``--review-lines N`` writes N random changed lines per domain, original and sanitized side by side, to
 ``--review-out`` for a blind review (no code, no check verdicts in it).
 
     .venv/bin/python benchmarks/bench_domains.py [--quick] [--review-lines 50]
 
-``--quick``: 5 TAB documents, 5 biographies, 4 test calls against a 20-call reference; a smoke run, not for quoting.
+``--quick``: 5 TAB documents, 5 biographies, 4 test calls against a 20-company reference; a smoke run, not for
+quoting.
 """
 from __future__ import annotations
 
@@ -124,7 +127,8 @@ def main() -> None:
     parser.add_argument("--test-calls", type=int, help="2016Q3 calls released and attacked (default all 185; quick 4)")
     parser.add_argument("--check-calls", type=int, help="of them, calls the checks read (default 40; quick 4)")
     parser.add_argument("--reference-calls", type=int,
-                        help="calls of other quarters counted as the over-masking reference (default 600; quick 20)")
+                        help="companies outside the test set whose calls (one each) are the reference counts "
+                             "(default all of them; quick 20)")
     parser.add_argument("--reference-counts",
                         help="a counts file (anonstream counts warm --identity-field ticker --out) to judge "
                              "over-masking by, instead of counting --reference-calls calls here")
@@ -174,7 +178,7 @@ def measure(args, work: Path, results) -> None:
     n_bio = args.bios or (5 if quick else 100)
     n_test = args.test_calls or (4 if quick else None)
     n_check = args.check_calls or (4 if quick else 40)
-    n_reference = args.reference_calls or (20 if quick else 600)
+    n_reference = args.reference_calls or (20 if quick else None)
     tagger = spacy_tagger()
     rng = random.Random(args.seed)
 
@@ -203,15 +207,20 @@ def measure(args, work: Path, results) -> None:
     if n_test:
         test = test[:n_test]
     test_corpus = write_jsonl(work / "calls-test.jsonl", test)
-    test_ids = {r["doc_id"] for r in test}
-    with EARNINGS_ALL.open(encoding="utf-8") as handle:
-        others = [r for r in map(json.loads, handle) if r.get("period") != TEST_PERIOD and r["doc_id"] not in test_ids]
+    attacked = {r["metadata"]["ticker"] for r in test}
     if args.reference_counts:
         counts_path = Path(args.reference_counts)
     else:
+        by_company: dict[str, list[dict]] = {}
+        with EARNINGS_ALL.open(encoding="utf-8") as handle:
+            for r in map(json.loads, handle):
+                if r["metadata"]["ticker"] not in attacked:
+                    by_company.setdefault(r["metadata"]["ticker"], []).append(r)
+        companies = sorted(by_company)
+        companies = rng.sample(companies, min(n_reference, len(companies))) if n_reference else companies
         reference_corpus = write_jsonl(work / "calls-reference.jsonl",
-                                       rng.sample(others, min(n_reference, len(others))))
-        common.log(f"anonstream counts warm on {min(n_reference, len(others))} calls of other quarters")
+                                       [rng.choice(by_company[c]) for c in sorted(companies)])
+        common.log(f"anonstream counts warm on one call of each of {len(companies)} companies outside the test set")
         counts_path = work / "reference-counts.json"
         anonstream("counts", "warm", "--input", str(reference_corpus), "--identity-field", "ticker", "--out",
                    str(counts_path), "--quiet")
