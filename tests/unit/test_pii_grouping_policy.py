@@ -264,6 +264,10 @@ def test_a_continent_is_no_mask_whatever_its_type():
         assert RulePolicy(country_no_mask=False).classify(_entity(ents, "LOC", text), ents) == "QUASI", text
     assert RulePolicy(country_no_mask=False).classify(_entity(ents, "LOC", "New Zealand"), ents) == "QUASI"
     assert RulePolicy(continent_no_mask=False).classify(_entity(ents, "LOC", "Europe"), ents) == "QUASI"
+    # a compass point alone is no name: swapped, "down to the South" had become "down to the North"
+    for typ, text in (("LOC", "the South"), ("LOC", "North"), ("LOC", "the North-East")):
+        assert RulePolicy().classify(_entity(ents, typ, text), ents) == "NO_MASK", text
+    assert RulePolicy().classify(_entity(ents, "LOC", "South Dakota"), ents) == "QUASI"
 
 
 def test_an_abbreviation_of_a_general_notion_is_no_mask():

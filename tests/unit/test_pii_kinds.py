@@ -188,3 +188,10 @@ def test_a_nationality_word_is_a_language_only_as_a_noun_after_speaking(before, 
 ])
 def test_a_language_is_a_name_wordnet_files_as_one(surface, before, after, kind):
     assert kind_of("DEM", "NORP", surface, before, after) == kind
+
+
+
+@pytest.mark.parametrize("surface, continent", [("North America", True), ("the Middle East", True), ("Europe", True),
+                                                ("North", False), ("East", False), ("Latin", False)])
+def test_continents_are_whole_names(surface, continent):
+    assert (kind_of("LOC", "LOC", surface) == "continent") == continent  # "North" had been a continent

@@ -97,8 +97,8 @@ _DIVISION_BEFORE = re.compile(r"\b(?:%s) of (?:the )?$" % "|".join(sorted(_REGIO
 # whole words only: "Roadhouse" (a restaurant chain) is no road, "Lanesborough" no lane
 _STREET_WORDS = re.compile(r"\b(?:(?:street|avenue|road|boulevard|square|lane|caddesi|cad|sokak|sokağı|sok|ulica|"
                            r"straße|strasse|mahallesi|mah)\b|(?:ul|str)\.)", re.I)
-_CONTINENTS = frozenset("europe asia africa america north america south america oceania antarctica "
-                        "latin america middle east".split(" "))
+_CONTINENTS = frozenset(("europe", "asia", "africa", "america", "north america", "south america", "oceania",
+                         "antarctica", "latin america", "middle east"))
 RELIGIONS = frozenset("""muslim muslims islamic christian christians catholic catholics orthodox protestant
 protestants jewish jew jews hindu hindus buddhist buddhists sikh sikhs alevi alevis sunni sunnis shia shiite
 shiites jehovah's witness witnesses evangelical lutheran anglican baptist""".split())

@@ -168,6 +168,17 @@ def names_continent(form: str) -> bool:
     return all(re.sub(r"^the\s+", "", part) in _continents() for part in parts)
 
 
+_COMPASS_POINTS = frozenset("""north south east west northeast northwest southeast southwest north-east north-west
+south-east south-west""".split())
+
+
+def names_compass_point(form: str) -> bool:
+    """``form`` (normalized) is a compass point alone ("North", "the South"): no name, it says only which part of a
+    country or a continent ("the baby boomer migration down to the South"), or is no place at all ("deploy north of
+    $100 million"). A region's own name ("the Midwest") is one."""
+    return re.sub(r"^the\s+", "", form.casefold().strip()) in _COMPASS_POINTS
+
+
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+(?:and|or|&)\s+")
 
 
@@ -439,7 +450,8 @@ class RulePolicy(IdentifierPolicy):
     country_no_mask_types: tuple[str, ...] = ("ORG", "LOC")
     # a continent ("Europe", "European", "North American") places its subject among hundreds of millions, whatever
     # the type the tagger gave it; generalizing it has nowhere true to go ("our European operations" became "our
-    # group operations")
+    # group operations"). So does a compass point alone ("the South", "the Midwest"), which a swap made false ("the
+    # migration down to the South" -> "to the North") or broke ("north of $100 million" -> "south of")
     continent_no_mask: bool = True
     # an abbreviation the dictionary knows for a general notion ("IT", "RV", "IPO", "EBITDA", "TNF": WordNet spells
     # it in capitals, no instance, no body, no kind of person) names nobody: the blind reviews of earnings calls
@@ -498,7 +510,8 @@ class RulePolicy(IdentifierPolicy):
             return "NO_MASK"
         if t in ("ORG", "LOC", "DEM") and self.background_country_no_mask and is_background_country(forms, dominant):
             return "NO_MASK"
-        if t in ("ORG", "LOC", "DEM", "MISC") and self.continent_no_mask and all(names_continent(f) for f in forms):
+        if t in ("ORG", "LOC", "DEM", "MISC") and self.continent_no_mask and all(
+                names_continent(f) or names_compass_point(f) for f in forms):
             return "NO_MASK"
         if t in self.country_no_mask_types and self.country_no_mask and all(country_of(f) for f in forms):
             return "NO_MASK"
