@@ -184,6 +184,18 @@ def test_a_year_bounding_a_time_moves_outwards_to_stay_true(before, value, expec
     assert STEP.in_context(before, value, STEP.generalize(value, "Date")) == expected
 
 
+@pytest.mark.parametrize("before, value, expected", [
+    ("offences committed before ", "23 April 1999", "May 1999"),  # "before April 1999" left out 1-22 April
+    ("prior to ", "1 May 2004", "May 2004"),  # before the 1st is before the month
+    ("released after ", "23 April 1999", "March 1999"),
+    ("released after ", "30 April 1999", "April 1999"),  # after its last day is after the month
+    ("filed by ", "December 15, 2016", "January 2017"),
+    ("arrested on ", "3 March 2003", "March 2003"),  # no bound: the month
+])
+def test_a_day_bounding_a_time_moves_its_month_outwards_to_stay_true(before, value, expected):
+    assert STEP.in_context(before, value, STEP.generalize(value, "Date")) == expected
+
+
 @pytest.mark.parametrize("values, expected", [
     (["2000", "2007"], ["the early 2000s", "the late 2000s"]),  # "from 2000 to 2007": the order kept
     (["in 1973", "1974", "1977"], ["in the early 1970s", "the mid-1970s", "the late 1970s"]),

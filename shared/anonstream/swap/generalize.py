@@ -14,6 +14,7 @@ Warsaw" → "university"; a name without generic words ("Siemens") gets the labe
 """
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 from typing import Any
@@ -227,6 +228,10 @@ class DateGeneralizer(Generalizer):
         year = _BOUNDED_YEAR.fullmatch(value.strip()) if self.level == "step" else None
         bound = _BOUND_BEFORE.search(before) if year else None
         if bound is None:
+            day_bound = _BOUND_BEFORE.search(before)
+            if day_bound is not None:
+                return _month_bound(day_bound.group(1).lower(), value, generalized) or \
+                    super().in_context(before, value, generalized)
             return super().in_context(before, value, generalized)
         n, decade = int(year.group(0)), int(year.group(0)) // 10 * 10
         word = bound.group(1).lower()
@@ -403,6 +408,29 @@ def _duration_range() -> re.Pattern:
 
 
 _BOUNDED_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
+_DAY_MONTH_YEAR = re.compile(rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{'|'.join(m.capitalize() for m in MONTHS)})"
+                             r",?\s+(?P<year>1[5-9]\d\d|20\d\d)|(?P<month2>" + "|".join(m.capitalize() for m in MONTHS)
+                             + r")\s+(?P<day2>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<year2>1[5-9]\d\d|20\d\d)")
+
+
+def _month_bound(word: str, value: str, generalized: str) -> str | None:
+    """A day that bounds a time, gone up to its month, moves the bound outwards so it stays true: "before 23 April
+    1999" → "before May 1999" ("before April 1999" left out 1-22 April), "after 23 April 1999" → "after March 1999";
+    "before 1 May" is before May and "after 30 April" after April. None where ``value`` is no single day date."""
+    m = _DAY_MONTH_YEAR.fullmatch(value.strip())
+    if m is None or word not in ("after", "post", "beyond", "before", "prior to", "by") and not word.startswith("prior"):
+        return None
+    day, month = int(m.group("day") or m.group("day2")), MONTHS.index((m.group("month") or m.group("month2")).lower())
+    year = int(m.group("year") or m.group("year2"))
+    if word in ("after", "post", "beyond"):
+        if day >= calendar.monthrange(year, month + 1)[1]:
+            return generalized
+        month, year = (month - 1, year) if month else (11, year - 1)
+    elif day == 1:
+        return generalized
+    else:
+        month, year = (month + 1, year) if month < 11 else (0, year + 1)
+    return f"{MONTHS[month].capitalize()} {year}"
 _BOUND_BEFORE = re.compile(r"\b(after|post|beyond|before|until|till|by|prior\s+to|through)\s*$", re.I)
 # a hyphen joins a year only to another year ("2008-2009"; not "COVID-19", "1990-ies")
 _YEAR_ALONE = re.compile(r"(?:(?<![\d'’-])|(?<=\d\d\d\d-))(1[5-9]\d\d|20\d\d)(?![\d'’]|s\b)(?!-(?!\d{4}\b))")
