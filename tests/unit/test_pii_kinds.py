@@ -195,3 +195,9 @@ def test_a_language_is_a_name_wordnet_files_as_one(surface, before, after, kind)
                                                 ("North", False), ("East", False), ("Latin", False)])
 def test_continents_are_whole_names(surface, continent):
     assert (kind_of("LOC", "LOC", surface) == "continent") == continent  # "North" had been a continent
+
+
+def test_a_language_the_tagger_names_before_the_word_language_is_its_adjective():
+    # "use the German language" had become "use the a European language language"
+    assert kind_of("MISC", "LANGUAGE", "German", "to use the ", " language (Rule 27") == "nationality"
+    assert kind_of("MISC", "LANGUAGE", "Turkish", "submissions in ", ".") == "language"

@@ -137,6 +137,8 @@ def kind_of(entity_type: str, subtype: str | None, surface: str, before: str = "
         return quantity_kind(surface, before, after)
     if entity_type == "DATETIME":
         return "period" if is_fiscal_period(surface) else "date"
+    if entity_type == "MISC" and sub == "LANGUAGE":
+        return demographic_kind(surface, sub, before, after)  # "the German language": the word is an adjective there
     if entity_type == "MISC":
         return lexical_kind(surface) or {"EVENT": "event", "PRODUCT": "product", "LAW": "law", "WORK_OF_ART": "work",
                                          "LANGUAGE": "language"}.get(sub, "misc")
