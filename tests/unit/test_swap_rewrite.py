@@ -164,6 +164,8 @@ def test_the_indefinite_article_follows_the_new_value():
     ("Series A no. 44", 13, "the matter", "the matter"),
     ("a share of adjusted EBITDA", 20, "the measure", "measure"),  # a preposition and an adjective
     ("at the 2011 World Championships", 12, "the championships", "championships"),  # after the (changed) year
+    ("expectations for non-GAAP EPS", 26, "the measure", "measure"),  # after a hyphenated compound modifier
+    ("compared to Sales-Force", 12, "the company", "the company"),  # a preposition is no modifier
 ])
 def test_a_generalized_phrase_fits_its_left_edge(text, start, value, expected):
     from anonstream.swap.rewrite import _fit
