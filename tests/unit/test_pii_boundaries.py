@@ -26,6 +26,7 @@ def _surfaces(text: str, dets: list[Detection]) -> list[tuple[str, str]]:
     ("a violation of Article 6 of the Convention", []),  # legal references are not one name
     ("AS TO THE FACTS", []),  # all-caps headings
     ("He is a contributor to BBC Radio 5 Live.", ["BBC Radio 5 Live"]),
+    ("and I'm the Chief Financial Officer for Acme.", ["Chief Financial Officer for Acme~"]),  # the pronoun: no name
 ])
 def test_title_runs(text, runs):
     assert [text[r.start:r.end] + ("~" if r.loose else "") for r in title_runs(text)] == runs

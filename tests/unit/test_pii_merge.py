@@ -413,3 +413,11 @@ def test_a_city_the_tagger_typed_as_an_organisation_before_its_country_is_the_ci
     dets = [_det(text, "Lyon", "ORG"), _det(text, "Turner", "ORG"), _det(text, "Apple", "ORG"),
             Detection(text.rindex("Lyon"), text.rindex("Lyon") + 4, "ORG", 0.85, "spacy_ner", "ner:X")]
     assert [d.type for d in cities_before_their_country(text, dets)] == ["LOC", "ORG", "ORG", "ORG"]
+
+
+def test_a_title_case_run_does_not_start_with_the_pronoun_i():
+    from anonstream.pii.gazetteer import ProperPhraseRecognizer
+
+    text = "My name is Tom and I'm the Chief Financial Officer for Control4."
+    got = [text[d.start:d.end] for d in ProperPhraseRecognizer().analyze(text)]
+    assert "Chief Financial Officer for Control4" in got and not any(g.startswith("I") for g in got)

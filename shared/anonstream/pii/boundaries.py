@@ -58,6 +58,7 @@ Annex Appendix Application Applications Case Cases Mr Mrs Ms Dr
 _LEADING_FUNCTION = frozenset("""
 The A An In On At After Before During From To For With By As Of And But Or If When While Since Until Although
 His Her Its Their Our My Your He She It They We You I This That These Those There Here Then Also However
+I'm I've I'd I'll I’m I’ve I’d I’ll
 """.split())
 
 

@@ -863,9 +863,12 @@ class LetterNameRecognizer(Recognizer):
 
 
 _QUOTED = re.compile(r"[“\"]([A-Z0-9][^“”\"\n]{0,80}?)[”\"]")
+# the pronoun, always capitalized, is no name: "and I'm the Chief Financial Officer for Control4" had been one run; a
+# bare "I" only opens none ("World War I", "Elizabeth I" end with one)
+_PRONOUN_I = r"(?!I['’](?:m|ve|d|ll)(?![\w’'-]))"
 _TITLE_CASE = re.compile(
-    rf"(?<![\w’'-])[{_UP}][\w’'-]*(?:\s+(?:(?:of|the|and|&|in|on|for|a|an|at|de|del|du|la|le|von|van|der)\s+)*"
-    rf"[{_UP}0-9][\w’'-]*)+")
+    rf"(?<![\w’'-]){_PRONOUN_I}(?!I(?![\w’'-]))[{_UP}][\w’'-]*(?:\s+(?:(?:of|the|and|&|in|on|for|a|an|at|de|del|du|"
+    rf"la|le|von|van|der)\s+)*{_PRONOUN_I}[{_UP}0-9][\w’'-]*)+")
 _HAS_DATE_PART = re.compile(rf"\b(?:{MONTH_NAMES})\b")
 _WORD_CHARS = re.compile(r"[\w’'-]*")
 _QUOTE_STOP = re.compile(r"\b(?:applicant|Government|Court|Convention|Article|Commission|Rule)s?\b")
