@@ -241,3 +241,12 @@ def test_a_season_goes_up_to_its_decade(value, expected):
 ])
 def test_a_range_of_durations_is_one_band(value, expected):
     assert DateGeneralizer(level="step").generalize(value, "Date") == expected
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("30 May, 14 and 18 June 1996", "May and June 1996"),  # not "May, June 1996"
+    ("24 January and 7 March 2002", "January and March 2002"),
+    ("19 August, 30 September, 18 November 2008", "August, September, November 2008"),  # as the original wrote it
+])
+def test_a_list_of_days_reads_as_a_list_of_months(value, expected):
+    assert STEP.generalize(value, "Date") == expected

@@ -325,3 +325,11 @@ def test_a_new_value_with_its_own_article_replaces_the_texts_article():
     an = analyze(c, R)
     plans = rewrite.plan_map(an.sites, lambda v: "an Asian language", rewrite.OP_GENERALIZE)
     assert rewrite.apply(c.text, c.entities, plans).text == "She wrote an Asian language poem."
+
+
+def test_on_before_a_list_of_days_that_became_months_becomes_in():
+    from anonstream.swap.rewrite import _lead
+
+    text = "On 24 January and 7 March 2002 the court held hearings."
+    old = "24 January and 7 March 2002"
+    assert _lead(text, 0, 3, old, "January and March 2002", 3 + len(old)) == ("On ", "In ")

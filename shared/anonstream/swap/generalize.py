@@ -248,7 +248,7 @@ class DateGeneralizer(Generalizer):
         (or, with ``quarter``, a quarter) or a part of a year to its year, a date phrase of years only to decades.
         A range whose ends went up into one ("between March and June 1994", "between 1997 and 1998") reads "in"
         it ("in 1994", "in the 1990s"), not "between 1994"."""
-        out = self._step_up(value)
+        out = _MONTHS_BY_COMMA.sub(r"\1 and \2", self._step_up(value))
         if _RANGE_WORDS.search(value) and not _RANGE_WORDS.search(out):
             out = _RANGE_START.sub(lambda m: "In " if m.group(1)[0].isupper() else "in ", out)
         return out
@@ -411,6 +411,11 @@ _BOUNDED_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
 _DAY_MONTH_YEAR = re.compile(rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{'|'.join(m.capitalize() for m in MONTHS)})"
                              r",?\s+(?P<year>1[5-9]\d\d|20\d\d)|(?P<month2>" + "|".join(m.capitalize() for m in MONTHS)
                              + r")\s+(?P<day2>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<year2>1[5-9]\d\d|20\d\d)")
+
+
+_MONTH_NAME = "|".join(m.capitalize() for m in MONTHS)
+# two months left by a list of days joined by a comma alone ("30 May, 14 and 18 June 1996" -> "May, June 1996"): "and"
+_MONTHS_BY_COMMA = re.compile(rf"^((?:{_MONTH_NAME})(?: \d{{4}})?), ((?:{_MONTH_NAME})(?: \d{{4}})?)$")
 
 
 def _month_bound(word: str, value: str, generalized: str) -> str | None:

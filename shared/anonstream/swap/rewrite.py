@@ -76,8 +76,10 @@ _BETWEEN_BEFORE = re.compile(r"\b([Bb])etween +$")  # before a list of two value
 _THE_BEFORE = re.compile(r"\b[Tt]he +$")  # "the" right before a value
 _YEAR_BEFORE = re.compile(r"\b\d{4}\s+$")  # "the 2011 World Championships": the year is the name's determiner
 _GLOSS = re.compile(r"\s*\([^()]*\)$")  # a trailing parenthetical: "Zurich (Geschworenengericht)", "PKK (the ...)"
-_MONTH_OR_YEAR = re.compile(r"^(?:(?:January|February|March|April|May|June|July|August|September|October|November|"
-                            r"December)(?: \d{4})?|\d{4})$")
+_MONTH = (r"(?:(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+          r"(?: \d{4})?|\d{4})")
+# a month, a year, or a list of them ("on 24 January and 7 March 2002" -> "in January and March 2002")
+_MONTH_OR_YEAR = re.compile(rf"^{_MONTH}(?:(?:,? and |,? or |, ){_MONTH})*$")
 
 OP_SWAP = "swap"
 OP_GENERALIZE = "generalize"
