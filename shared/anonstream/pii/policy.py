@@ -450,7 +450,7 @@ class RulePolicy(IdentifierPolicy):
     country_no_mask_types: tuple[str, ...] = ("ORG", "LOC")
     # a continent ("Europe", "European", "North American") places its subject among hundreds of millions, whatever
     # the type the tagger gave it; generalizing it has nowhere true to go ("our European operations" became "our
-    # group operations"). So does a compass point alone ("the South", "the Midwest"), which a swap made false ("the
+    # group operations"). So does a compass point alone ("the South"; not a region's name, "the Midwest"), which a swap made false ("the
     # migration down to the South" -> "to the North") or broke ("north of $100 million" -> "south of")
     continent_no_mask: bool = True
     # an abbreviation the dictionary knows for a general notion ("IT", "RV", "IPO", "EBITDA", "TNF": WordNet spells

@@ -229,10 +229,8 @@ class DateGeneralizer(Generalizer):
         bound = _BOUND_BEFORE.search(before) if year else None
         if bound is None:
             day_bound = _BOUND_BEFORE.search(before)
-            if day_bound is not None:
-                return _month_bound(day_bound.group(1).lower(), value, generalized) or \
-                    super().in_context(before, value, generalized)
-            return super().in_context(before, value, generalized)
+            return (day_bound and _month_bound(day_bound.group(1).lower(), value, generalized)) or \
+                super().in_context(before, value, generalized)
         n, decade = int(year.group(0)), int(year.group(0)) // 10 * 10
         word = bound.group(1).lower()
         if word in ("after", "post", "beyond"):
@@ -408,12 +406,9 @@ def _duration_range() -> re.Pattern:
 
 
 _BOUNDED_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
-_DAY_MONTH_YEAR = re.compile(rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{'|'.join(m.capitalize() for m in MONTHS)})"
-                             r",?\s+(?P<year>1[5-9]\d\d|20\d\d)|(?P<month2>" + "|".join(m.capitalize() for m in MONTHS)
-                             + r")\s+(?P<day2>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<year2>1[5-9]\d\d|20\d\d)")
-
-
 _MONTH_NAME = "|".join(m.capitalize() for m in MONTHS)
+_DAY_MONTH_YEAR = re.compile(rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{_MONTH_NAME}),?\s+(?P<year>1[5-9]\d\d|20\d\d)"
+                             rf"|(?P<month2>{_MONTH_NAME})\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year2>1[5-9]\d\d|20\d\d)")
 # two months left by a list of days joined by a comma alone ("30 May, 14 and 18 June 1996" -> "May, June 1996"): "and"
 _MONTHS_BY_COMMA = re.compile(rf"^((?:{_MONTH_NAME})(?: \d{{4}})?), ((?:{_MONTH_NAME})(?: \d{{4}})?)$")
 
@@ -423,7 +418,7 @@ def _month_bound(word: str, value: str, generalized: str) -> str | None:
     1999" → "before May 1999" ("before April 1999" left out 1-22 April), "after 23 April 1999" → "after March 1999";
     "before 1 May" is before May and "after 30 April" after April. None where ``value`` is no single day date."""
     m = _DAY_MONTH_YEAR.fullmatch(value.strip())
-    if m is None or word not in ("after", "post", "beyond", "before", "prior to", "by") and not word.startswith("prior"):
+    if m is None or word not in ("after", "post", "beyond", "before", "by") and not word.startswith("prior"):
         return None
     day, month = int(m.group("day") or m.group("day2")), MONTHS.index((m.group("month") or m.group("month2")).lower())
     year = int(m.group("year") or m.group("year2"))
