@@ -196,6 +196,23 @@ def test_a_day_bounding_a_time_moves_its_month_outwards_to_stay_true(before, val
     assert STEP.in_context(before, value, STEP.generalize(value, "Date")) == expected
 
 
+@pytest.mark.parametrize("before, value, expected", [
+    ("diluted share for ", "2016", "a year in the mid-2010s"),  # "for the 2010s" gave the figure to the decade
+    ("a 13% increase over ", "2015", "a year in the mid-2010s"),
+    ("heading into ", "2017", "a year in the late 2010s"),
+    ("net income for ", "the second quarter 2016", "a quarter of 2016"),  # "for 2016" gave it to the year
+    ("compared with ", "Q2 of fiscal 2015", "a quarter of fiscal 2015"),
+    ("revenues for ", "the first nine months of 2016", "nine months of 2016"),
+    ("EPS for ", "the first half of 2016", "a half-year of 2016"),
+    ("compared with $40 million for the ", "second quarter of 2015", "quarter of 2015"),  # the text's own article
+    ("the applicant was arrested ", "in 1995", "in the 1990s"),  # a point in time: its decade is true
+    ("guidance for fiscal ", "2016", "2016"),  # inside the phrase "fiscal 2016": stays
+    ("expected by ", "the end of 2016", "2016"),
+])
+def test_the_period_a_figure_is_measured_over_becomes_an_unnamed_period_of_its_length(before, value, expected):
+    assert STEP.in_context(before, value, STEP.generalize(value, "Date")) == expected
+
+
 @pytest.mark.parametrize("values, expected", [
     (["2000", "2007"], ["the early 2000s", "the late 2000s"]),  # "from 2000 to 2007": the order kept
     (["in 1973", "1974", "1977"], ["in the early 1970s", "the mid-1970s", "the late 1970s"]),

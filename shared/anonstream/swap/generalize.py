@@ -229,7 +229,9 @@ class DateGeneralizer(Generalizer):
         bound = _BOUND_BEFORE.search(before) if year else None
         if bound is None:
             day_bound = _BOUND_BEFORE.search(before)
+            period = _FIGURE_PERIOD_BEFORE.search(before) if self.level == "step" else None
             return (day_bound and _month_bound(day_bound.group(1).lower(), value, generalized)) or \
+                (period and not self.part_of_phrase(before, value) and _unnamed_period(value, period.group(1))) or \
                 super().in_context(before, value, generalized)
         n, decade = int(year.group(0)), int(year.group(0)) // 10 * 10
         word = bound.group(1).lower()
@@ -431,6 +433,41 @@ def _month_bound(word: str, value: str, generalized: str) -> str | None:
     else:
         month, year = (month + 1, year) if month < 11 else (0, year + 1)
     return f"{MONTHS[month].capitalize()} {year}"
+
+
+# The word that relates a figure to the period it is measured over: "diluted EPS for [2016]", "a 13% increase over
+# [2015]", "better than [Q2 2016]", "in line with [2015]", "heading into [2017]", "for the [second quarter 2016]".
+_FIGURE_PERIOD_BEFORE = re.compile(r"\b(?:for|over|than|versus|vs\.?|against|into|exiting|entering|with|to)\s+"
+                                   r"(the\s+)?$", re.I)
+# the length of a part of a year: "the second quarter", "Q2", "the first half", "H1", "the first nine months"
+_PART_LENGTH = re.compile(r"^(?:the\s+)?(?:(?:first|second|third|fourth|1st|2nd|3rd|4th|last|final|same|back|front|"
+                          r"latter)[\s-]+(?:(?P<count>three|six|nine|twelve|\d{1,2})\s+)?(?P<unit>quarter|half|months|"
+                          r"weeks)|(?P<quarter>Q[1-4]|[1-4]Q)|(?P<half>H[12]|[12]H))\b", re.I)
+
+
+def _unnamed_period(value: str, article: str | None = None) -> str | None:
+    """A period a figure is measured over, as an unnamed period of the same length inside the next coarser one: a
+    coarser period would give the figure to a longer time ("EPS for 2016" → "for the 2010s", "net income for the
+    second quarter 2016" → "for 2016": both false). "2016" → "a year in the mid-2010s", "the second quarter of fiscal
+    2016" → "a quarter of fiscal 2016", "the first nine months of 2016" → "nine months of 2016"; after an ``article``
+    the text already gives ("for the [second quarter 2016]") without its own ("for the quarter of 2016"). None where
+    the value is no year or part of a year of known length."""
+    year = _ONE_YEAR.fullmatch(value.strip())
+    if year:
+        return None if article else f"a year in {_part_of_decade(int(year.group('year')))}"
+    whole = _SUB_YEAR.fullmatch(value.strip())
+    part = _PART_LENGTH.match(value.strip()) if whole else None
+    if part is None:
+        return None
+    of_year = _year_of_period(whole)
+    indefinite = "" if article else "a "
+    if part.group("quarter") or (part.group("unit") or "").lower() == "quarter":
+        return f"{indefinite}quarter of {of_year}"
+    if part.group("half") or part.group("unit").lower() == "half":
+        return f"{indefinite}half-year of {of_year}"
+    return f"{part.group('count')} {part.group('unit').lower()} of {of_year}" if part.group("count") else None
+
+
 _BOUND_BEFORE = re.compile(r"\b(after|post|beyond|before|until|till|by|prior\s+to|through)\s*$", re.I)
 # a hyphen joins a year only to another year ("2008-2009"; not "COVID-19", "1990-ies")
 _YEAR_ALONE = re.compile(r"(?:(?<![\d'’-])|(?<=\d\d\d\d-))(1[5-9]\d\d|20\d\d)(?![\d'’]|s\b)(?!-(?!\d{4}\b))")
