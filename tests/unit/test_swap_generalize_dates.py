@@ -111,7 +111,7 @@ def test_a_comma_and_after_one_date_joins_two_clauses_not_a_list():
 @pytest.mark.parametrize("before, inside", [
     ("shipments in Q2 of ", True), ("Our first-half ", True), ("our outlook for full-year ", True),
     ("dated June, ", True), ("the end of ", True), ("our Q1 ", True), ("the first 39 weeks of ", True), ("our year-end ", True),
-    ("in ", False), ("since ", False)])
+    ("June 30, 2016 and ", True), ("in ", False), ("since ", False), ("in 2016 and ", False)])
 def test_a_year_the_tagger_split_from_its_period_stays_inside_the_phrase(before, inside):
     # generalized alone, "Q2 of [2016]" would read "Q2 of the 2010s"
     assert DateGeneralizer().part_of_phrase(before) is inside
@@ -138,6 +138,7 @@ def test_a_year_the_tagger_split_from_its_period_stays_inside_the_phrase(before,
     ("several months", "several months"),
     ("the following day", "the following day"),
     ("five-year, 10-year", "several-year, 10-20-year"),  # a list of durations is not their sum
+    ("fiscal 2016 year", "fiscal 2016 year"),  # a year named, none counted: not "fiscal 2,000-5,000 years"
 ])
 def test_step_bands_a_duration_so_the_band_contains_it(value, step):
     assert STEP.generalize(value, "Date") == step

@@ -83,6 +83,9 @@ _YEARS_ONLY = re.compile(r"(?:(?:in|during)\s+)?(?:the\s+(?:calendar\s+)?year\s+
 _ONE_YEAR = re.compile(r"(?:(?:in|during)\s+)?(?P<year>1[5-9]\d\d|20\d\d)", re.I)
 
 
+# a date with its month, then "and" or "or": a year after it takes the date's day and month ("June 30, 2016 and 2015")
+_DATE_AND_BEFORE = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+                              r"December)\b[\s\d,]*\b(?:1[5-9]\d\d|20\d\d),?\s+(?:and|or)\s+$")
 _PART_OF_YEAR_BEFORE = re.compile(
     r"(?:\b(?:Q[1-4]|[1-4]Q|H[12]|[12]H|FY|fiscal|calendar|early|mid|late|quarter|half|year[- ]?end|year|"
     r"January|February|March|April|May|June|July|August|September|October|November|December)(?:\s+of)?"
@@ -216,6 +219,8 @@ class DateGeneralizer(Generalizer):
         annotator, while the lengths of sentences and detentions are agreed QUASI)."""
         if _PART_OF_YEAR_BEFORE.search(before) and (not value or _YEARS_ONLY.fullmatch(value.strip())):
             return True  # only a year reads as part of the period before it: "In February, [26 September]" does not
+        if _DATE_AND_BEFORE.search(before) and (not value or _ONE_YEAR.fullmatch(value.strip())):
+            return True  # "June 30, 2016 and [2015]": the day and month of the date before, in another year
         return bool(value) and _DURATION.search(value) is not None and _RELATIVE_SPAN_BEFORE.search(before) is not None
 
     def in_context(self, before: str, value: str, generalized: str) -> str:
@@ -353,6 +358,8 @@ def band_durations(value: str) -> str:
                 return m.group(0)
             n += 0.5 if m.group(f"half{i}") else 0.0
             unit = m.group(f"unit{i}").lower().rstrip("s")
+            if len(present) == 1 and 1500 <= n < 2100 and m.group(f"unit{i}").lower() == "year":
+                return m.group(0)  # "the fiscal 2016 year" names a year, it counts none
             total += n * _DURATION_UNITS[unit]
             largest = largest if largest and _DURATION_UNITS[largest] >= _DURATION_UNITS[unit] else unit
             possessive = m.group(f"poss{i}") or ""  # the last part's: "three years' and nine months" has none
