@@ -38,10 +38,16 @@ class Generalizer(ABC):
         take whole, so that generalizing it alone would break the phrase or its meaning; by default never."""
         return False
 
-    def in_context(self, before: str, value: str, generalized: str) -> str:
-        """What replaces ``value`` given the text ``before`` it: ``value`` itself inside a phrase
+    def in_context_together(self, befores: list[str], values: list[str], outs: list[str],
+                            afters: list[str]) -> list[str]:
+        """``in_context`` for the values of one sentence (text order; ``outs`` from ``generalize_together``); a
+        generalizer whose values are said from one another overrides it."""
+        return [self.in_context(b, v, o, a) for b, v, o, a in zip(befores, values, outs, afters)]
+
+    def in_context(self, before: str, value: str, generalized: str, after: str = "") -> str:
+        """What replaces ``value`` given the text ``before`` and ``after`` it: ``value`` itself inside a phrase
         (``part_of_phrase``), otherwise ``generalized`` (what ``generalize_together`` gave); a generalizer whose
-        truth depends on the words before the value ("after [2016]") overrides it."""
+        truth depends on the words around the value ("after [2016]") overrides it."""
         return value if self.part_of_phrase(before, value) else generalized
 
 

@@ -14,6 +14,7 @@ from anonstream.evaluation.checks import (
     neutral_noun_kind,
     neutral_noun_of_other_kind,
     place_verdict,
+    widened_periods,
 )
 from anonstream.evaluation.release import LineDiff
 
@@ -60,6 +61,24 @@ def test_decade_inside_a_date_phrase():
     assert decades_in_date_phrases(LineDiff("born in 1975", "born in the 1970s")) == []
     # a decade already in the original is no rewrite
     assert decades_in_date_phrases(LineDiff("months of the 1990s at Acme", "months of the 1990s at X")) == []
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("Diluted EPS for 2016 was $2.10, up 13% over 2015.",
+     "Diluted EPS for the 2010s was $2-5, up 10-20% over the 2010s.",
+     [("2016", "the 2010s"), ("2015", "the 2010s")]),
+    ("Net income for the second quarter of 2016 was $45 million.", "Net income for 2016 was $20-50 million.",
+     [("second quarter of 2016", "2016")]),
+    ("Diluted EPS for 2016 was $2.10, up 13% over 2015.",
+     "Diluted EPS for a year in the mid-2010s was $2-5, up 10-20% over the year before.", []),
+    ("Net income for the second quarter of 2016 was $45 million.", "Net income for the quarter of 2016 was $20-50 "
+     "million.", []),
+    ("He was sentenced for 1995 offences.", "He was sentenced for the 1990s offences.", []),  # no figure measured
+    # "in" also dates points in time: not judged
+    ("In 2016 revenue was $5 million.", "In the 2010s revenue was $5-10 million.", []),
+])
+def test_a_measured_period_must_not_become_a_longer_one(old, new, expected):
+    assert widened_periods(LineDiff(old, new)) == expected
 
 
 def test_neutral_noun_of_another_kind():

@@ -105,7 +105,7 @@ def test_a_comma_and_after_one_date_joins_two_clauses_not_a_list():
                                 "They fell in {DATETIME/DATE#date:2003}, {DATETIME/DATE#date:2004}, and "
                                 "{DATETIME/DATE#date:2005}.")
     released, _ = Releaser(release).finalize(chunk, analyze(chunk, release), fallback="generalize")
-    assert released.text == "Sales grew in the 2010s, and the 2010s was better. They fell in the 2000s."
+    assert released.text == "Sales grew in the 2010s, and a year in the mid-2010s was better. They fell in the 2000s."
 
 
 @pytest.mark.parametrize("before, inside", [
@@ -214,6 +214,20 @@ def test_the_period_a_figure_is_measured_over_becomes_an_unnamed_period_of_its_l
     assert STEP.in_context(before, value, STEP.generalize(value, "Date")) == expected
 
 
+@pytest.mark.parametrize("before, value, after, expected", [
+    ("", "2016", " was a transformational year", "A year in the mid-2010s"),  # the subject of what is said
+    ("we are expecting ", "2016", " to be better", "a year in the mid-2010s"),
+    ("diluted share for ", "2016", " were $2.10", "a year in the mid-2010s"),
+    ("the buyback we had in for ", "2016", " CCAR process", "the 2010s"),  # qualifies the noun after it
+    ("let me reiterate our ", "2016", " guidance", "the 2010s"),
+    ("In ", "2012", " we bought", "the 2010s"),  # the time a point falls in
+    ("the market in ", "2016", " is strong", "the 2010s"),
+])
+def test_a_year_said_of_itself_is_an_unnamed_year_and_one_qualifying_a_noun_keeps_its_decade(before, value, after,
+                                                                                              expected):
+    assert STEP.in_context(before, value, STEP.generalize(value, "Date"), after) == expected
+
+
 @pytest.mark.parametrize("values, expected", [
     (["2000", "2007"], ["the early 2000s", "the late 2000s"]),  # "from 2000 to 2007": the order kept
     (["in 1973", "1974", "1977"], ["in the early 1970s", "the mid-1970s", "the late 1970s"]),
@@ -268,3 +282,18 @@ def test_a_range_of_durations_is_one_band(value, expected):
 ])
 def test_a_list_of_days_reads_as_a_list_of_months(value, expected):
     assert STEP.generalize(value, "Date") == expected
+
+
+@pytest.mark.parametrize("befores, values, afters, expected", [
+    (["EPS for ", "a 13% increase over "], ["2016", "2015"], [" were $2.10", "."],
+     ["a year in the mid-2010s", "the year before"]),  # the comparison stays, no year named
+    (["we expect ", "better than "], ["2017", "2016"], [" to be", "."],
+     ["a year in the late 2010s", "the year before"]),
+    (["arrested ", "and released "], ["in 1995", "in 1996"], [" in Ankara", "."],
+     ["in the 1990s", "in the 1990s"]),  # "in the year after" the 1990s would be false
+    (["guidance for ", "over "], ["2016", "2013"], [".", "."],
+     ["a year in the mid-2010s", "a year in the early 2010s"]),  # not next to it: each alone
+])
+def test_a_measured_year_next_to_the_one_before_it_is_said_from_it(befores, values, afters, expected):
+    outs = STEP.generalize_together(values, "Date")
+    assert STEP.in_context_together(befores, values, outs, afters) == expected

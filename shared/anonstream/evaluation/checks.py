@@ -17,6 +17,10 @@ label of the old value or a reference corpus's counts); ``check_release`` runs t
 * **phrase integrity**: no decade inside a date phrase (``decade_in_date_phrase``: "Q3 the 2020s", "months of the
   2010s"), no neutral noun of another kind (``neutral_noun_of_other_kind``: "the organisation" for what the tagger
   reads on the original line as a product, an event, a place, a law, an amount or a date).
+* **measured period kept** (``period_widened``): a year or a quarter that a figure on the line is measured over,
+  after "for", "over", "than", "versus" or "against" ("EPS for 2016", "an increase over the second quarter of
+  2015"), must not become a longer period ("for the 2010s", "over 2015": the figure given to a time it was not
+  measured over).
 * **order of compared figures** (``compared_figures_equal``): two different figures of one sentence joined by a
   comparison word ("to 16% from 12%") must not become the same text ("to 10-20% from 10-20%").
 * **over-masking** (``over_masked``): a changed value that at least ``threshold`` identities mention in a reference
@@ -34,10 +38,11 @@ from .release import LineDiff, Replacement, Tagger, best_label, is_common_phrase
 from ..pii.patterns import is_fiscal_period
 
 CHECKS = ("band_excludes_value", "place_not_container", "place_unconfirmed", "place_to_place", "place_to_non_place",
-          "decade_in_date_phrase", "neutral_noun_of_other_kind", "compared_figures_equal", "over_masked")
+          "decade_in_date_phrase", "period_widened", "neutral_noun_of_other_kind", "compared_figures_equal",
+          "over_masked")
 # The checks whose findings are false generalizations or broken phrases (the target: none); the others are reported.
 FALSE_OR_BROKEN = ("band_excludes_value", "place_not_container", "place_unconfirmed", "place_to_non_place",
-                   "decade_in_date_phrase", "neutral_noun_of_other_kind", "compared_figures_equal")
+                   "decade_in_date_phrase", "period_widened", "neutral_noun_of_other_kind", "compared_figures_equal")
 PLACE_LABELS = frozenset(("GPE", "LOC", "FAC"))
 
 
@@ -194,6 +199,34 @@ def decades_in_date_phrases(diff: LineDiff) -> list[str]:
     "months of the 2010s"): a date phrase generalized in its middle, which reads as no date."""
     return [m.group() for m in _DECADE_IN_DATE.finditer(diff.new)
             if _new_span_changed(diff, m.start("decade"), m.end("decade"))]
+
+
+# A year or a quarter a figure is measured over, after the word relating the figure to it: "for 2016", "over the
+# second quarter of 2015", "than Q2 2015"
+_MEASURED_PERIOD = re.compile(r"\b(?:for|over|than|versus|vs\.?|against)\s+(?:the\s+)?(?P<period>"
+                              r"(?:(?:first|second|third|fourth)\s+quarter(?:\s+of)?|Q[1-4](?:\s+of)?)?\s*"
+                              r"(?:fiscal\s+)?(?:1[5-9]|20)\d\d)\b(?![-/]\d)", re.I)
+_DECADE = re.compile(r"\b(?:1\d|20)\d0s\b")
+_YEAR_ONLY = re.compile(r"(?:fiscal\s+)?(?:1[5-9]|20)\d\d")
+
+
+def widened_periods(diff: LineDiff) -> list[tuple[str, str]]:
+    """(old, new) of each changed year or quarter that a figure on the line is measured over and that became a
+    longer period: a decade for a year, a year alone for a quarter."""
+    if not any(figure_value(m.group()) is not None and not _YEAR_ONLY.fullmatch(m.group().strip())
+               for m in _FIGURE.finditer(diff.old)):
+        return []
+    out = []
+    for m in _MEASURED_PERIOD.finditer(diff.old):
+        changed, _ = diff.touched(m.start("period"), m.end("period"))
+        image = diff.map_span(m.start("period"), m.end("period")) if changed else None
+        if image is None:
+            continue
+        new = diff.new[image[0]:image[1]].strip()
+        quarter = not _YEAR_ONLY.fullmatch(m.group("period").strip())
+        if _DECADE.search(new) and "year in" not in new or quarter and _YEAR_ONLY.fullmatch(new):
+            out.append((m.group("period").strip(), new))
+    return out
 
 
 # Head nouns of neutral phrases and the broad kind each names.
@@ -363,6 +396,8 @@ def check_release(pairs: Sequence[tuple[str, str, str]], tagger: Tagger | None =
                 find("compared_figures_equal", old, new)
         for phrase in decades_in_date_phrases(diff):
             find("decade_in_date_phrase", "", phrase)
+        for old, new in widened_periods(diff):
+            find("period_widened", old, new)
         for r in reps:
             report.replacements += 1
             label = best_label(labels.get(diff.old, ()), r.old_start, r.old_end)

@@ -211,6 +211,25 @@ class DateGeneralizer(Generalizer):
                     outs[i] = outs[i].replace(f"the {decade * 10}s", _part_of_decade(year), 1)
         return outs
 
+    def in_context_together(self, befores: list[str], values: list[str], outs: list[str],
+                            afters: list[str]) -> list[str]:
+        """Each value in its context (``in_context``); then a year that a figure is measured over next to the one
+        before it in the sentence is said from it ("EPS for 2016 rose 13% over 2015" → "EPS for a year in the
+        mid-2010s rose 10-20% over the year before"): the comparison stays and names no year. Only from a year that
+        reads as one unnamed year: "the year after" the 2010s would be false."""
+        outs = super().in_context_together(befores, values, outs, afters)
+        anchor: int | None = None
+        for i, (value, out) in enumerate(zip(values, outs)):
+            year = _ONE_YEAR.fullmatch(value.strip())
+            if year is None or not out.lower().startswith("a year in "):
+                continue
+            n = int(year.group("year"))
+            if anchor is not None and abs(n - anchor) == 1:
+                outs[i] = _sentence_case(befores[i], f"the year {'after' if n > anchor else 'before'}")
+            else:
+                anchor = n
+        return outs
+
     def part_of_phrase(self, before: str, value: str = "") -> bool:
         """A year right after a part of a year the tagger left out of the value ("our Q1 [2017]", "calendar [2017]"):
         generalized alone it would read "Q1 the 2010s"; it stays as a year inside a phrase does. So does a
@@ -223,7 +242,7 @@ class DateGeneralizer(Generalizer):
             return True  # "June 30, 2016 and [2015]": the day and month of the date before, in another year
         return bool(value) and _DURATION.search(value) is not None and _RELATIVE_SPAN_BEFORE.search(before) is not None
 
-    def in_context(self, before: str, value: str, generalized: str) -> str:
+    def in_context(self, before: str, value: str, generalized: str, after: str = "") -> str:
         """A year bounding a time that the tagger took without its preposition: a decade would make it false
         ("after the 2010s" starts in 2020). After "after" or "before" the bound moves outwards to a round year that
         keeps it true ("after 2016" → "after 2010", "before 2016" → "before 2020"). After "until", "till" or "by"
@@ -234,10 +253,9 @@ class DateGeneralizer(Generalizer):
         bound = _BOUND_BEFORE.search(before) if year else None
         if bound is None:
             day_bound = _BOUND_BEFORE.search(before)
-            period = _FIGURE_PERIOD_BEFORE.search(before) if self.level == "step" else None
             return (day_bound and _month_bound(day_bound.group(1).lower(), value, generalized)) or \
-                (period and not self.part_of_phrase(before, value) and _unnamed_period(value, period.group(1))) or \
-                super().in_context(before, value, generalized)
+                self._measured_period(before, value, generalized, after) or \
+                super().in_context(before, value, generalized, after)
         n, decade = int(year.group(0)), int(year.group(0)) // 10 * 10
         word = bound.group(1).lower()
         if word in ("after", "post", "beyond"):
@@ -247,6 +265,20 @@ class DateGeneralizer(Generalizer):
         if word in ("until", "till", "by"):
             return _part_of_decade(n)
         return value
+
+    def _measured_period(self, before: str, value: str, generalized: str, after: str) -> str | None:
+        """A period that a figure is measured over or that the sentence says something of, as an unnamed period of
+        its own length (``_unnamed_period``): after the word relating a figure to it ("EPS for [2016]") or before
+        the verb it is the subject of ("[2016] was a strong year", "we expect [2016] to be"). A year that
+        qualifies the noun after it ("our [2016] guidance") or the time a point falls in ("in [2012] we bought")
+        keeps its decade. None where neither holds."""
+        if self.level != "step" or self.part_of_phrase(before, value) or _NOUN_AFTER.match(after):
+            return None
+        prep = _FIGURE_PERIOD_BEFORE.search(before)
+        if prep is None and not (_SUBJECT_OF_VERB_AFTER.match(after) and not _POINT_BEFORE.search(before)):
+            return None
+        out = _unnamed_period(value, prep.group(1) if prep else None)
+        return _sentence_case(before, out) if out else None
 
     def _step(self, value: str) -> str:
         """One step up from the finest level ``value`` holds: a day or a part of a month to its month, a month
@@ -446,10 +478,27 @@ def _month_bound(word: str, value: str, generalized: str) -> str | None:
 # [2015]", "better than [Q2 2016]", "in line with [2015]", "heading into [2017]", "for the [second quarter 2016]".
 _FIGURE_PERIOD_BEFORE = re.compile(r"\b(?:for|over|than|versus|vs\.?|against|into|exiting|entering|with|to)\s+"
                                    r"(the\s+)?$", re.I)
+# the verb a period is the subject of: "[2016] was a transformational year", "we expect [2016] to be better"
+_SUBJECT_OF_VERB_AFTER = re.compile(r"\s+(?:is|was|will|would|should|could|has|had|looks|looked|to\s+be|turned\s+out|"
+                                    r"came\s+in|ended|remains|remained)\b", re.I)
+# the words that make a year the time a point falls in: "in [2012] we bought"
+_POINT_BEFORE = re.compile(r"\b(?:in|during|since|from|between|until|till|by)\s+(?:the\s+)?$", re.I)
+# a word after a year that it qualifies ("our [2016] guidance", "the [2008] recession"): not a function word
+_NOUN_AFTER = re.compile(r"[\s-]+(?!(?:and|or|but|as|so|with|versus|vs|compared|relative|in|on|at|by|for|from|to|than|"
+                         r"that|which|when|where|because|if|is|was|were|will|would|should|could|can|may|might|has|"
+                         r"have|had|we|I|you|they|he|she|it|there|the|a|an|our|their|its|this|these|those|after|"
+                         r"before|through|until|also|too|already|yet|now|then|looks|looked|turned|came|ended|remains|"
+                         r"remained|and|versus|through|onwards?|forward|ahead|alone|itself|overall|again|ago)\b)"
+                         r"[A-Za-z&]", re.I)
 # the length of a part of a year: "the second quarter", "Q2", "the first half", "H1", "the first nine months"
 _PART_LENGTH = re.compile(r"^(?:the\s+)?(?:(?:first|second|third|fourth|1st|2nd|3rd|4th|last|final|same|back|front|"
                           r"latter)[\s-]+(?:(?P<count>three|six|nine|twelve|\d{1,2})\s+)?(?P<unit>quarter|half|months|"
                           r"weeks)|(?P<quarter>Q[1-4]|[1-4]Q)|(?P<half>H[12]|[12]H))\b", re.I)
+
+
+def _sentence_case(before: str, text: str) -> str:
+    """``text`` capitalized where it opens a sentence."""
+    return text[0].upper() + text[1:] if re.search(r"(?:^|[.!?]\s+|\n)\s*$", before) else text
 
 
 def _unnamed_period(value: str, article: str | None = None) -> str | None:
@@ -642,10 +691,10 @@ class PlaceGeneralizer(Generalizer):
                 return "a city"
         return _NEUTRAL_PLACE.get(kind or "", self.fallback)
 
-    def in_context(self, before: str, value: str, generalized: str) -> str:
+    def in_context(self, before: str, value: str, generalized: str, after: str = "") -> str:
         """A place right after the name of its container says nothing more as that container: "living in Austria,
         [Vienna]" had read "Austria, Austria"; it becomes the neutral noun of its kind ("a city")."""
-        out = super().in_context(before, value, generalized)
+        out = super().in_context(before, value, generalized, after)
         said = re.sub(r"^the\s+", "", out, flags=re.I)
         if out != value and _PLACE_MODIFIER_BEFORE.search(before):
             return said  # "coastal [Texas]": "coastal United States", not "coastal the United States"
@@ -1037,7 +1086,7 @@ class RangeGeneralizer(Generalizer):
         bands = dict(zip(comparable, ordered_bands([read[i] for i in comparable], kind)))
         return [self._banded(value, amounts, kind, bands.get(i)) for i, (value, amounts) in enumerate(zip(values, leads))]
 
-    def in_context(self, before: str, value: str, generalized: str) -> str:
+    def in_context(self, before: str, value: str, generalized: str, after: str = "") -> str:
         """After "from" a range is where a figure moved from and to ("shot up from 1% to 5%"): its two ends are two
         figures, banded apart and in their order ("from 1-2% to 5-10%"), not one band ("from 1-10%" lost the end
         it reached); "ranging from 1 to 5" is a range. A bound the tagger left before the value ("over [40 sales
@@ -1051,7 +1100,7 @@ class RangeGeneralizer(Generalizer):
             return whole[len(word) + 1:] if whole.startswith(word + " ") else generalized
         ends = _FROM_TO.fullmatch(value)
         if ends is None or not MOVED_FROM_BEFORE.search(before):
-            return super().in_context(before, value, generalized)
+            return super().in_context(before, value, generalized, after)
         first, last = ends.group(1), ends.group(3)
         if _PERCENT_AFTER.match(last[len(last.rstrip("% ")):]) and not _PERCENT_AFTER.search(first):
             first += "%"  # "1 to 5%": the first end is a share too
@@ -1238,13 +1287,13 @@ class PhraseGeneralizer(Generalizer):
     def __init__(self, fallback: str = NAME_PLACEHOLDER):
         self.fallback = fallback
 
-    def in_context(self, before: str, value: str, generalized: str) -> str:
+    def in_context(self, before: str, value: str, generalized: str, after: str = "") -> str:
         """A work named where the text says it is one, after the noun of its kind or in a list of works ("the movie
         [Stealth]", "films such as [Hamlet 2], [Barefoot]"), becomes ``TITLE_PLACEHOLDER``: "the work" would read
         "the movie work" or "the work (the 1990s), the work (the 1990s)"."""
         if generalized == "the work" and _TITLE_SLOT_BEFORE.search(before):
             return TITLE_PLACEHOLDER
-        return super().in_context(before, value, generalized)
+        return super().in_context(before, value, generalized, after)
 
     def generalize(self, value: str, category: str, kind: str | None = None, country: str | None = None) -> str:
         from ..pii.wordnet import LEXFILE_POSSESSION, is_common_word, names_its_kind

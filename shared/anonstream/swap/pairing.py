@@ -178,11 +178,11 @@ class Releaser:
         a city", never "Austria, Austria")."""
         placeholder = self.release.placeholder(category)
         if policy == "suppress":
-            return lambda v, before="": (placeholder, rewrite.OP_SUPPRESS)
+            return lambda v, before="", after="": (placeholder, rewrite.OP_SUPPRESS)
         gen = self.release.generalizer(category)
 
-        def fn(v: str, before: str = "") -> tuple[str, str]:
-            g = gen.in_context(before, v, gen.generalize(v, category, kind, country))
+        def fn(v: str, before: str = "", after: str = "") -> tuple[str, str]:
+            g = gen.in_context(before, v, gen.generalize(v, category, kind, country), after)
             if norm_key(g) == norm_key(v):  # could not coarsen: a placeholder protects it
                 return placeholder, rewrite.OP_SUPPRESS
             return g, rewrite.OP_GENERALIZE
@@ -215,7 +215,8 @@ class Releaser:
             if status == "S" and not release.swaps_slot(kind_of_slot(slot)):  # kind unknown: generalized, never swapped
                 fn = self.fallback_fn(category, "generalize", kind_of_slot(slot), country_of_slot(slot))
                 for site in sites:
-                    mapped = {m.value: fn(m.value, _before(chunk.text, m.start)) for m in site.mentions}
+                    mapped = {m.value: fn(m.value, _before(chunk.text, m.start), _after(chunk.text, m.end))
+                              for m in site.mentions}
                     op = rewrite.OP_SUPPRESS if any(o == rewrite.OP_SUPPRESS for _, o in mapped.values()) \
                         else rewrite.OP_GENERALIZE
                     plans += rewrite.plan_map([site], lambda v, m=mapped: m[v][0], op)
@@ -234,7 +235,8 @@ class Releaser:
             elif status == "S" and (fallback or fixed):
                 fn = self.fallback_fn(category, fallback or "generalize", kind_of_slot(slot), country_of_slot(slot))
                 for site in sites:
-                    mapped = {m.value: fn(m.value, _before(chunk.text, m.start)) if fallback
+                    mapped = {m.value: fn(m.value, _before(chunk.text, m.start), _after(chunk.text, m.end))
+                              if fallback
                               else (m.value, rewrite.OP_SWAP)
                               for m in site.mentions if m.ref not in fixed}
                     ops = {o for _, o in mapped.values() if fallback} | {fixed_ops[m.ref][0] for m in site.mentions
@@ -576,9 +578,11 @@ def plan_generalized(text: str, sites: list[Site], gen: Generalizer, category: s
         by_sentence.setdefault(bisect.bisect_right(starts, m.start), []).append(m)
     new: dict[int, str] = {}
     for group in by_sentence.values():
-        outs = gen.generalize_together([m.value for m in group], category, kind, country)
-        new.update({m.start: gen.in_context(_before(text, m.start), m.value, out)
-                    for m, out in zip(group, outs)})
+        values = [m.value for m in group]
+        outs = gen.in_context_together([_before(text, m.start) for m in group], values,
+                                       gen.generalize_together(values, category, kind, country),
+                                       [_after(text, m.end) for m in group])
+        new.update({m.start: out for m, out in zip(group, outs)})
     plans: list[rewrite.SitePlan] = []
     for site in sites:
         mapped = {m.value: new[m.start] for m in site.mentions}
@@ -589,6 +593,11 @@ def plan_generalized(text: str, sites: list[Site], gen: Generalizer, category: s
 def _before(text: str, start: int) -> str:
     """The words a generalizer reads before a value (``Generalizer.in_context``)."""
     return text[max(0, start - 24):start]
+
+
+def _after(text: str, end: int) -> str:
+    """The words a generalizer reads after a value (``Generalizer.in_context``)."""
+    return text[end:end + 24]
 
 
 def valid_pair(ours: PoolEntry, theirs: PoolEntry) -> bool:
