@@ -74,6 +74,8 @@ def test_decade_inside_a_date_phrase():
     ("Net income for the second quarter of 2016 was $45 million.", "Net income for the quarter of 2016 was $20-50 "
      "million.", []),
     ("He was sentenced for 1995 offences.", "He was sentenced for the 1990s offences.", []),  # no figure measured
+    ("In 2019 he rode 3,000 km, for the 2016 Vuelta.", "In 2019 he rode 2,000-5,000 km, for the 2010s Vuelta.",
+     []),  # an event's year
     # "in" also dates points in time: not judged
     ("In 2016 revenue was $5 million.", "In the 2010s revenue was $5-10 million.", []),
 ])

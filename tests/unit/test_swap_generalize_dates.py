@@ -218,7 +218,10 @@ def test_the_period_a_figure_is_measured_over_becomes_an_unnamed_period_of_its_l
     ("", "2016", " was a transformational year", "A year in the mid-2010s"),  # the subject of what is said
     ("we are expecting ", "2016", " to be better", "a year in the mid-2010s"),
     ("diluted share for ", "2016", " were $2.10", "a year in the mid-2010s"),
-    ("the buyback we had in for ", "2016", " CCAR process", "the 2010s"),  # qualifies the noun after it
+    ("named in the start list for the ", "2016", " Vuelta a España", "the 2010s"),  # qualifies the name after it
+    ("a 25% increase versus ", "2015", " non-GAAP EPS of $1.31", "a mid-2010s year's"),
+    ("a 19% increase over ", "2015", " revenue of $811 million", "a mid-2010s year's"),  # a year's revenue
+    ("reserve development for ", "2016", " totaled $26.4 million", "a year in the mid-2010s"),  # a verb after it
     ("let me reiterate our ", "2016", " guidance", "the 2010s"),
     ("In ", "2012", " we bought", "the 2010s"),  # the time a point falls in
     ("the market in ", "2016", " is strong", "the 2010s"),
@@ -291,6 +294,8 @@ def test_a_list_of_days_reads_as_a_list_of_months(value, expected):
      ["a year in the late 2010s", "the year before"]),
     (["arrested ", "and released "], ["in 1995", "in 1996"], [" in Ankara", "."],
      ["in the 1990s", "in the 1990s"]),  # "in the year after" the 1990s would be false
+    (["guidance for ", "a 19% increase over "], ["2016", "2015"], [" of $1 billion", " revenue"],
+     ["a year in the mid-2010s", "the prior year's"]),
     (["guidance for ", "over "], ["2016", "2013"], [".", "."],
      ["a year in the mid-2010s", "a year in the early 2010s"]),  # not next to it: each alone
 ])

@@ -59,6 +59,8 @@ def read_bound(text: str) -> float:
     ("TRY 9,410.32", "money", "TRY 5,000-10,000"),
     ("$47.36", "money", "$40-50"),
     ("approximately $1.1 million", "money", "$1-2 million"),
+    ("around 50%", "percent", "40-60%"),  # "around 50%" may be 49%: not "50-60%"
+    ("roughly $20 million", "money", "$10-50 million"),
     ("about 1.9 miles", "count", "1-2 miles"),
     ("120 basis points", "count", "100-200 basis points"),
     ("4,000 to 8,000 tons", "count", "2,000-10,000 tons"),  # a range covers both ends

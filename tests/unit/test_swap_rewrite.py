@@ -266,6 +266,7 @@ def test_a_generalized_name_keeps_its_article_and_its_clauses(text, expected):
     ("{ORG/ORG#segment:Aerospace & Electronics} grew.", "The segment grew."),
     # after a determiner and one or two adjectives it drops its article (not "our adjusted the measure")
     ("We grew our adjusted {ORG/ORG#measure:EBITDA} again.", "We grew our adjusted measure again."),
+    ("Thanks. Adjusted {ORG/ORG#measure:EPS} was up.", "Thanks. Adjusted measure was up."),  # adjectives open it
     ("The company acquired {ORG/ORG#company:Vantor} in May.", "The company acquired the company in May."),
 ])
 def test_a_neutral_noun_fits_the_words_around_it(text, expected):

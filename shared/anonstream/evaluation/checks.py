@@ -202,10 +202,10 @@ def decades_in_date_phrases(diff: LineDiff) -> list[str]:
 
 
 # A year or a quarter a figure is measured over, after the word relating the figure to it: "for 2016", "over the
-# second quarter of 2015", "than Q2 2015"
+# second quarter of 2015", "than Q2 2015"; not one naming an event ("for the 2016 Vuelta")
 _MEASURED_PERIOD = re.compile(r"\b(?:for|over|than|versus|vs\.?|against)\s+(?:the\s+)?(?P<period>"
                               r"(?:(?:first|second|third|fourth)\s+quarter(?:\s+of)?|Q[1-4](?:\s+of)?)?\s*"
-                              r"(?:fiscal\s+)?(?:1[5-9]|20)\d\d)\b(?![-/]\d)", re.I)
+                              r"(?:fiscal\s+)?(?:1[5-9]|20)\d\d)\b(?![-/]\d)(?!(?-i:\s+[A-Z]))", re.I)
 _DECADE = re.compile(r"\b(?:1\d|20)\d0s\b")
 _YEAR_ONLY = re.compile(r"(?:fiscal\s+)?(?:1[5-9]|20)\d\d")
 

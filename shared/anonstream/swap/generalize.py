@@ -221,11 +221,14 @@ class DateGeneralizer(Generalizer):
         anchor: int | None = None
         for i, (value, out) in enumerate(zip(values, outs)):
             year = _ONE_YEAR.fullmatch(value.strip())
-            if year is None or not out.lower().startswith("a year in "):
+            possessive = _UNNAMED_YEARS.fullmatch(out)
+            if year is None or not out.lower().startswith("a year in ") and not possessive:
                 continue
             n = int(year.group("year"))
             if anchor is not None and abs(n - anchor) == 1:
-                outs[i] = _sentence_case(befores[i], f"the year {'after' if n > anchor else 'before'}")
+                said = (f"the {'following' if n > anchor else 'prior'} year's" if possessive
+                        else f"the year {'after' if n > anchor else 'before'}")
+                outs[i] = _sentence_case(befores[i], said)
             else:
                 anchor = n
         return outs
@@ -272,9 +275,15 @@ class DateGeneralizer(Generalizer):
         the verb it is the subject of ("[2016] was a strong year", "we expect [2016] to be"). A year that
         qualifies the noun after it ("our [2016] guidance") or the time a point falls in ("in [2012] we bought")
         keeps its decade. None where neither holds."""
-        if self.level != "step" or self.part_of_phrase(before, value) or _NOUN_AFTER.match(after):
+        if self.level != "step" or self.part_of_phrase(before, value):
             return None
         prep = _FIGURE_PERIOD_BEFORE.search(before)
+        if _qualifies_noun_after(after):
+            year = _ONE_YEAR.fullmatch(value.strip())
+            if prep is None or prep.group(1) or year is None or year.group(0) != year.group("year"):
+                return None
+            # "an increase over [2015] revenue": the revenue of a year, "a mid-2010s year's revenue"
+            return f"a {_part_of_decade(int(year.group('year')))[4:]} year's"
         if prep is None and not (_SUBJECT_OF_VERB_AFTER.match(after) and not _POINT_BEFORE.search(before)):
             return None
         out = _unnamed_period(value, prep.group(1) if prep else None)
@@ -478,18 +487,34 @@ def _month_bound(word: str, value: str, generalized: str) -> str | None:
 # [2015]", "better than [Q2 2016]", "in line with [2015]", "heading into [2017]", "for the [second quarter 2016]".
 _FIGURE_PERIOD_BEFORE = re.compile(r"\b(?:for|over|than|versus|vs\.?|against|into|exiting|entering|with|to)\s+"
                                    r"(the\s+)?$", re.I)
+# an unnamed year qualifying a noun: "a mid-2010s year's [revenue]"
+_UNNAMED_YEARS = re.compile(r"a (?:early |mid-|late )\d{4}s year's")
 # the verb a period is the subject of: "[2016] was a transformational year", "we expect [2016] to be better"
 _SUBJECT_OF_VERB_AFTER = re.compile(r"\s+(?:is|was|will|would|should|could|has|had|looks|looked|to\s+be|turned\s+out|"
                                     r"came\s+in|ended|remains|remained)\b", re.I)
 # the words that make a year the time a point falls in: "in [2012] we bought"
 _POINT_BEFORE = re.compile(r"\b(?:in|during|since|from|between|until|till|by)\s+(?:the\s+)?$", re.I)
-# a word after a year that it qualifies ("our [2016] guidance", "the [2008] recession"): not a function word
-_NOUN_AFTER = re.compile(r"[\s-]+(?!(?:and|or|but|as|so|with|versus|vs|compared|relative|in|on|at|by|for|from|to|than|"
+# the word after a year that the year may qualify ("our [2016] guidance", "the [2008] recession"): no function word
+# (``_qualifies_noun_after`` asks WordNet whether it is a noun)
+_WORD_AFTER = re.compile(r"[\s-]+(?!(?:and|or|but|as|so|with|versus|vs|compared|relative|in|on|at|by|for|from|to|than|"
                          r"that|which|when|where|because|if|is|was|were|will|would|should|could|can|may|might|has|"
                          r"have|had|we|I|you|they|he|she|it|there|the|a|an|our|their|its|this|these|those|after|"
                          r"before|through|until|also|too|already|yet|now|then|looks|looked|turned|came|ended|remains|"
                          r"remained|and|versus|through|onwards?|forward|ahead|alone|itself|overall|again|ago)\b)"
-                         r"[A-Za-z&]", re.I)
+                         r"(?P<word>[A-Za-z][\w&]*(?:-[\w&]+)*)", re.I)
+
+
+def _qualifies_noun_after(after: str) -> bool:
+    """Whether a year reads as qualifying the noun after it: a name ("the [2016] Vuelta"), a compound ("[2015]
+    non-GAAP EPS") or a WordNet noun that is no past tense ("our [2016] guidance"; not "reserve development for
+    [2016] totaled")."""
+    from ..pii.wordnet import is_noun
+
+    m = _WORD_AFTER.match(after)
+    if m is None:
+        return False
+    word = m.group("word")
+    return word[0].isupper() or "-" in word or is_noun(word.lower()) and not word.lower().endswith("ed")
 # the length of a part of a year: "the second quarter", "Q2", "the first half", "H1", "the first nine months"
 _PART_LENGTH = re.compile(r"^(?:the\s+)?(?:(?:first|second|third|fourth|1st|2nd|3rd|4th|last|final|same|back|front|"
                           r"latter)[\s-]+(?:(?P<count>three|six|nine|twelve|\d{1,2})\s+)?(?P<unit>quarter|half|months|"
@@ -884,6 +909,8 @@ _QUALIFIER = re.compile(r"^(?P<q>approximately|approx\.|about|around|some|roughl
                         r"at most|no more than|not more than|more than|over|at least|in excess of|above|upwards of|"
                         r"exceeding|greater than|no less than|not less than)\s+", re.I)
 _JUST_BELOW = frozenset({"nearly", "almost", "just under", "just below"})
+_APPROXIMATELY = frozenset({"approximately", "approx.", "about", "around", "some", "roughly", "an estimated",
+                            "close to"})
 _AT_MOST = frozenset({"less than", "fewer than", "up to", "under", "below", "at most", "no more than", "not more than"})
 _AT_LEAST = frozenset({"more than", "over", "at least", "in excess of", "above", "upwards of", "exceeding",
                        "greater than", "no less than", "not less than"})
@@ -1145,6 +1172,8 @@ class RangeGeneralizer(Generalizer):
         if lo_band is None or hi_band is None:
             return None
         lo, hi = band or (lo_band[0], hi_band[1])
+        if said in _APPROXIMATELY and low == lo and (below := value_range(low * (1 - 1e-9), kind)):
+            lo = below[0]  # "around 50%" may be 49%: "40-60%", not "50-60%"
         return _fmt_band(lo, hi, money)
 
 

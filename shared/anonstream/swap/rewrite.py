@@ -57,6 +57,15 @@ _DETERMINER_AND_WORDS = re.compile(r"(?:^|\W)(?:the|a|an|its|his|her|their|our|m
 # a hyphenated compound right before the value modifies it ("non-GAAP EPS" -> "non-GAAP measure", not "non-GAAP the
 # measure": 6 times in the 185 test calls; "year-over-year growth")
 _COMPOUND_MODIFIER_BEFORE = re.compile(r"(?:^|\s)[A-Za-z]+(?:-[A-Za-z]+)+\s+$")
+# one or two adjectives opening the sentence before the value ("Adjusted EPS was" -> "Adjusted measure was", not
+# "Adjusted the measure")
+_ADJECTIVES_BEFORE = re.compile(r"(?<!\S)[A-Z][a-z]*(?:ed|al|ive|ous|ic|ful|able|ible|ary)\s+"
+                                r"(?:[a-z]+(?:ed|al|ive|ous|ic|ful|able|ible|ary)\s+)?$")
+
+
+def _opens_sentence_with_adjectives(text: str, start: int) -> bool:
+    m = _ADJECTIVES_BEFORE.search(text[max(0, start - 40):start])
+    return bool(m) and _sentence_start(text, start - len(m.group()))
 
 
 def _after_determiner_and_modifiers(before: str) -> bool:
@@ -296,6 +305,7 @@ def _fit(text: str, start: int, new_value: str, first: bool = True, end: int | N
             and not (end is not None and _qualifies_next_noun(text, end, before))
         if first and (_ENDS_WITH_DETERMINER.search(before) or _YEAR_BEFORE.search(before)
                       or _COMPOUND_MODIFIER_BEFORE.search(text[max(0, start - 40):start])
+                      or _opens_sentence_with_adjectives(text, start)
                       or _DETERMINER_AND_ADJECTIVES.search(
                 text[max(0, start - 40):start]) or _after_determiner_and_modifiers(text[max(0, start - 40):start])) \
                 and not name_after_conjunction:
