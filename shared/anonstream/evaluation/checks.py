@@ -224,7 +224,7 @@ def widened_periods(diff: LineDiff) -> list[tuple[str, str]]:
             continue
         new = diff.new[image[0]:image[1]].strip()
         quarter = not _YEAR_ONLY.fullmatch(m.group("period").strip())
-        if _DECADE.search(new) and "year in" not in new or quarter and _YEAR_ONLY.fullmatch(new):
+        if _DECADE.search(new) and not re.search(r"\byear\b", new) or quarter and _YEAR_ONLY.fullmatch(new):
             out.append((m.group("period").strip(), new))
     return out
 
