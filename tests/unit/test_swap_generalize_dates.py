@@ -222,6 +222,8 @@ def test_the_period_a_figure_is_measured_over_becomes_an_unnamed_period_of_its_l
     ("a 25% increase versus ", "2015", " non-GAAP EPS of $1.31", "a mid-2010s year's"),
     ("a 19% increase over ", "2015", " revenue of $811 million", "a mid-2010s year's"),  # a year's revenue
     ("reserve development for ", "2016", " totaled $26.4 million", "a year in the mid-2010s"),  # a verb after it
+    ("compared to $23.4 million ", "in 2015", ".", "in a year in the mid-2010s"),  # a figure's period after "in"
+    ("he was paid 5,000 euros in ", "1995", ".", "a year in the mid-1990s"),
     ("let me reiterate our ", "2016", " guidance", "the 2010s"),
     ("In ", "2012", " we bought", "the 2010s"),  # the time a point falls in
     ("the market in ", "2016", " is strong", "the 2010s"),
@@ -296,6 +298,8 @@ def test_a_list_of_days_reads_as_a_list_of_months(value, expected):
      ["in the 1990s", "in the 1990s"]),  # "in the year after" the 1990s would be false
     (["guidance for ", "a 19% increase over "], ["2016", "2015"], [" of $1 billion", " revenue"],
      ["a year in the mid-2010s", "the prior year's"]),
+    (["development for ", "compared to $23.4 million "], ["2016", "in 2015"], [" totaled $26.4 million", "."],
+     ["a year in the mid-2010s", "in the year before"]),
     (["guidance for ", "over "], ["2016", "2013"], [".", "."],
      ["a year in the mid-2010s", "a year in the early 2010s"]),  # not next to it: each alone
 ])

@@ -222,12 +222,13 @@ class DateGeneralizer(Generalizer):
         for i, (value, out) in enumerate(zip(values, outs)):
             year = _ONE_YEAR.fullmatch(value.strip())
             possessive = _UNNAMED_YEARS.fullmatch(out)
-            if year is None or not out.lower().startswith("a year in ") and not possessive:
+            unnamed = re.match(r"(?:in\s+)?a year in ", out, re.I)
+            if year is None or not unnamed and not possessive:
                 continue
             n = int(year.group("year"))
             if anchor is not None and abs(n - anchor) == 1:
                 said = (f"the {'following' if n > anchor else 'prior'} year's" if possessive
-                        else f"the year {'after' if n > anchor else 'before'}")
+                        else out[:unnamed.end() - len("a year in ")] + f"the year {'after' if n > anchor else 'before'}")
                 outs[i] = _sentence_case(befores[i], said)
             else:
                 anchor = n
@@ -284,7 +285,10 @@ class DateGeneralizer(Generalizer):
                 return None
             # "an increase over [2015] revenue": the revenue of a year, "a mid-2010s year's revenue"
             return f"a {_part_of_decade(int(year.group('year')))[4:]} year's"
-        if prep is None and not (_SUBJECT_OF_VERB_AFTER.match(after) and not _POINT_BEFORE.search(before)):
+        year = _ONE_YEAR.fullmatch(value.strip())
+        figure_in = year is not None and _FIGURE_IN_BEFORE.search(before + value.strip()[:year.start("year")])
+        if prep is None and not figure_in \
+                and not (_SUBJECT_OF_VERB_AFTER.match(after) and not _POINT_BEFORE.search(before)):
             return None
         out = _unnamed_period(value, prep.group(1) if prep else None)
         return _sentence_case(before, out) if out else None
@@ -487,6 +491,9 @@ def _month_bound(word: str, value: str, generalized: str) -> str | None:
 # [2015]", "better than [Q2 2016]", "in line with [2015]", "heading into [2017]", "for the [second quarter 2016]".
 _FIGURE_PERIOD_BEFORE = re.compile(r"\b(?:for|over|than|versus|vs\.?|against|into|exiting|entering|with|to)\s+"
                                    r"(the\s+)?$", re.I)
+# a figure, and the word it counts, right before "in" and its period: "$23.4 million in [2015]", "up 13% [in 2015]",
+# "paid 5,000 euros in [1995]"
+_FIGURE_IN_BEFORE = re.compile(r"(?:\d|%)(?:\s+[A-Za-z]+)?\s+in\s+$")
 # an unnamed year qualifying a noun: "a mid-2010s year's [revenue]"
 _UNNAMED_YEARS = re.compile(r"a (?:early |mid-|late )\d{4}s year's")
 # the verb a period is the subject of: "[2016] was a transformational year", "we expect [2016] to be better"
@@ -535,7 +542,8 @@ def _unnamed_period(value: str, article: str | None = None) -> str | None:
     the value is no year or part of a year of known length."""
     year = _ONE_YEAR.fullmatch(value.strip())
     if year:
-        return None if article else f"a year in {_part_of_decade(int(year.group('year')))}"
+        said = value.strip()[:year.start("year")]  # "in [2015]" keeps its "in"
+        return None if article else f"{said}a year in {_part_of_decade(int(year.group('year')))}"
     whole = _SUB_YEAR.fullmatch(value.strip())
     part = _PART_LENGTH.match(value.strip()) if whole else None
     if part is None:
