@@ -676,6 +676,9 @@ NAME_PLACEHOLDER = "[Name]"  # a name no true noun can stand for
 # a modifier right before a place name that is as true of its container takes the place of its article ("coastal
 # Texas" → "coastal United States"); a direction is not ("northern Texas" is in no northern United States)
 _PLACE_MODIFIER_BEFORE = re.compile(r"(?<![\w-])(?:coastal|rural|urban|suburban|metropolitan|mainland)\s+$")
+# the kind of place named right before it: "the State of [Florida]", "the Republic of [Moldova]"
+_PLACE_KIND_OF_BEFORE = re.compile(r"\b(?:State|Province|County|City|Republic|Kingdom|Commonwealth|Region|District|"
+                                   r"Canton|Town|Village|Municipality|Borough|Principality|Emirate)\s+of\s+$", re.I)
 
 
 class PlaceGeneralizer(Generalizer):
@@ -726,8 +729,12 @@ class PlaceGeneralizer(Generalizer):
 
     def in_context(self, before: str, value: str, generalized: str, after: str = "") -> str:
         """A place right after the name of its container says nothing more as that container: "living in Austria,
-        [Vienna]" had read "Austria, Austria"; it becomes the neutral noun of its kind ("a city")."""
+        [Vienna]" had read "Austria, Austria"; it becomes the neutral noun of its kind ("a city"). After the kind of
+        place it is ("the State of [Florida]") no container or noun reads ("the State of the United States"): it is
+        suppressed."""
         out = super().in_context(before, value, generalized, after)
+        if out != value and _PLACE_KIND_OF_BEFORE.search(before):
+            return NAME_PLACEHOLDER  # "the State of the United States" reads as no state
         said = re.sub(r"^the\s+", "", out, flags=re.I)
         if out != value and _PLACE_MODIFIER_BEFORE.search(before):
             return said  # "coastal [Texas]": "coastal United States", not "coastal the United States"
