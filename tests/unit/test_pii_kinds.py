@@ -65,6 +65,10 @@ from anonstream.pii.merge import split_at_line_breaks
     ("LOC", "GPE", "District of Kyrenia", "", "region"),
     ("LOC", "GPE", "Kalogrea", "", "place"),
     ("LOC", "LOC", "Kalogrea Village", "", "village"),  # a settlement, not a region
+    ("LOC", "GPE", "the Providence Grays", "", "team"),  # a city's name and a plural naming no place
+    ("LOC", "FAC", "the Rockford Peaches", "", "team"),
+    ("LOC", "GPE", "Colorado Springs", "", "city"),  # a city itself
+    ("LOC", "GPE", "Niagara Falls", "", "city"),
     ("LOC", "GPE", "Zurich", "the prosecution authority of the canton of ", "region"),  # a canton, not a city
     ("LOC", "GPE", "Turkey", "", "country"),
     ("LOC", "GPE", "the Netherlands", "", "country"),

@@ -14,7 +14,8 @@ there. The kind is decided here, from what the detector already knows, and recor
 |          | otherwise ``organization``                                                                        |
 | LOC      | after "canton of", "province of" … → ``region``; GeoNames: a country → ``country``, a US state →  |
 |          | ``state``, a region word ("province", "region") → ``region``; ending in "Village"/"Town" →         |
-|          | ``village``; a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
+|          | ``village``; a city's name and a plural naming no place ("the Rockford Peaches") → ``team``;        |
+|          | a city of 15,000+ → ``city``; a street word → ``street``; OntoNotes FAC → ``facility``; |
 |          | OntoNotes LOC (rivers, mountains, areas no gazetteer places) → ``area``; otherwise ``place``      |
 | DEM      | OCCUPATION → ``position`` when it names an office (``POSITION_HEADS``: mayor, minister, leader …),|
 |          | else ``occupation``; LANGUAGE, or a language WordNet knows used as a noun after "in"/"spoke" …  |
@@ -274,6 +275,20 @@ def _places() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(countries), states
 
 
+def names_a_team(name: str) -> bool:
+    """Whether a place-like name is a city's name and a plural that names no place: a team or a band ("the Providence
+    Grays", "the Rockford Peaches", "Brockville Magedomas"; not "Colorado Springs", a city, nor "Niagara Falls", whose
+    plural WordNet files under places and objects)."""
+    from .wordnet import LEXFILE_LOCATION, LEXFILE_OBJECT, noun_lexfiles
+
+    words = name.split()
+    if len(words) < 2 or not re.fullmatch(r"[A-Z][a-z]+[^s]s", words[-1]) or city_population(name) is not None:
+        return False
+    if city_population(" ".join(words[:-1])) is None:
+        return False
+    return not {LEXFILE_LOCATION, LEXFILE_OBJECT} & set(noun_lexfiles(words[-1].lower()))
+
+
 def place_kind(surface: str, subtype: str = "") -> str:
     countries, states = _places()
     name = _LEADING_THE.sub("", re.sub(r"\s*\(.*$", "", " ".join(surface.split()))).strip(" ,.")  # no gloss
@@ -292,6 +307,8 @@ def place_kind(surface: str, subtype: str = "") -> str:
         return "region"
     if first.split() and first.split()[-1] in ("village", "town", "hamlet"):
         return "village"  # "Kalogrea Village": a settlement, not the region a division word names
+    if names_a_team(name):
+        return "team"
     if city_population(parts[0] if parts else name) is not None:
         return "city"
     if subtype == "FAC":

@@ -838,7 +838,7 @@ def _iso2(entry: tuple[str, str]) -> str:
 # The neutral noun of a place that no containment is confirmed for, by its kind (pii/kinds.py).
 _NEUTRAL_PLACE = {"city": "a city", "village": "a village", "state": "a state", "region": "the region",
                   "area": "the area", "facility": "the facility", "street": "the street", "prison": "the prison",
-                  "hospital": "the hospital"}
+                  "hospital": "the hospital", "team": "the team"}
 
 
 # Head nouns that say what kind of organisation a name is, and the generic words that may qualify them.
