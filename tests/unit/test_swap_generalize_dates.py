@@ -300,6 +300,8 @@ def test_a_list_of_days_reads_as_a_list_of_months(value, expected):
      ["a year in the mid-2010s", "the prior year's"]),
     (["development for ", "compared to $23.4 million "], ["2016", "in 2015"], [" totaled $26.4 million", "."],
      ["a year in the mid-2010s", "in the year before"]),
+    (["guidance for ", "the absorption ", "versus "], ["2016", "in 2016", "2015"], [" was", " doubled", "."],
+     ["a year in the mid-2010s", "in the 2010s", "a year in the mid-2010s"]),  # not "the 2010s versus the year before"
     (["guidance for ", "over "], ["2016", "2013"], [".", "."],
      ["a year in the mid-2010s", "a year in the early 2010s"]),  # not next to it: each alone
 ])

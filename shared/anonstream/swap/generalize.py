@@ -216,7 +216,7 @@ class DateGeneralizer(Generalizer):
         """Each value in its context (``in_context``); then a year that a figure is measured over next to the one
         before it in the sentence is said from it ("EPS for 2016 rose 13% over 2015" → "EPS for a year in the
         mid-2010s rose 10-20% over the year before"): the comparison stays and names no year. Only from a year that
-        reads as one unnamed year: "the year after" the 2010s would be false."""
+        reads as one unnamed year, and with no other date between: "the year after" the 2010s would be false."""
         outs = super().in_context_together(befores, values, outs, afters)
         anchor: int | None = None
         for i, (value, out) in enumerate(zip(values, outs)):
@@ -224,6 +224,7 @@ class DateGeneralizer(Generalizer):
             possessive = _UNNAMED_YEARS.fullmatch(out)
             unnamed = re.match(r"(?:in\s+)?a year in ", out, re.I)
             if year is None or not unnamed and not possessive:
+                anchor = None  # "the year before" reads from the date said last: a decade between would take it
                 continue
             n = int(year.group("year"))
             if anchor is not None and abs(n - anchor) == 1:
