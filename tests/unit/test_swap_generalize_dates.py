@@ -192,6 +192,8 @@ def test_a_year_bounding_a_time_moves_outwards_to_stay_true(before, value, expec
     ("released after ", "30 April 1999", "April 1999"),  # after its last day is after the month
     ("filed by ", "December 15, 2016", "January 2017"),
     ("arrested on ", "3 March 2003", "March 2003"),  # no bound: the month
+    ("released on 30 May, ", "14 and 18 June 1996", "and June 1996"),  # the list's last month: "May, and June 1996"
+    ("held on 3 May, ", "5 June and 7 July 1996", "June and July 1996"),  # it says "and" already
 ])
 def test_a_day_bounding_a_time_moves_its_month_outwards_to_stay_true(before, value, expected):
     assert STEP.in_context(before, value, STEP.generalize(value, "Date")) == expected
@@ -282,6 +284,7 @@ def test_a_range_of_durations_is_one_band(value, expected):
 
 @pytest.mark.parametrize("value, expected", [
     ("30 May, 14 and 18 June 1996", "May and June 1996"),  # not "May, June 1996"
+    ("on 30 May, 14 and 18 June 1996", "on May and June 1996"),  # its preposition before it ("on" → "in": rewrite)
     ("24 January and 7 March 2002", "January and March 2002"),
     ("19 August, 30 September, 18 November 2008", "August, September, November 2008"),  # as the original wrote it
 ])

@@ -203,6 +203,7 @@ def test_a_list_of_places_goes_to_what_contains_every_one(value, country, expect
     ("Currently living in Austria, ", "a city"),  # "Austria, Austria" said nothing and read broken
     ("She moved to ", "Austria"),
     ("the Republic of ", "[Name]"),  # after the kind of place it is: not "the Republic of Austria"
+    ("lives on the island of ", "[Name]"),  # not "the island of the area"
 ])
 def test_a_place_after_its_container_becomes_a_neutral_noun(before, expected):
     gen = build_generalizer({"name": "place"})

@@ -254,6 +254,10 @@ class DateGeneralizer(Generalizer):
         no rounder year is true ("until 2030" claims more), but the part of the decade the bound lies in is: "until
         2008" → "until the late 2000s" (early: years 0-3, mid: 4-6, late: 7-9). After "through" even that would
         claim more ("through the late 2010s" reads to its end), so the year stays."""
+        if _MONTH_AND_COMMA_BEFORE.search(before) and re.match(_MONTH_NAME, generalized) and \
+                not re.match(_MONTH_NAME, value.strip()) and " and " not in generalized and \
+                not re.match(r"\s*(?:,|and\b|&)", after):
+            return f"and {generalized}"  # "on 30 May, [14 and 18 June 1996]": "in May, and June 1996"
         year = _BOUNDED_YEAR.fullmatch(value.strip()) if self.level == "step" else None
         bound = _BOUND_BEFORE.search(before) if year else None
         if bound is None:
@@ -465,7 +469,9 @@ _MONTH_NAME = "|".join(m.capitalize() for m in MONTHS)
 _DAY_MONTH_YEAR = re.compile(rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{_MONTH_NAME}),?\s+(?P<year>1[5-9]\d\d|20\d\d)"
                              rf"|(?P<month2>{_MONTH_NAME})\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year2>1[5-9]\d\d|20\d\d)")
 # two months left by a list of days joined by a comma alone ("30 May, 14 and 18 June 1996" -> "May, June 1996"): "and"
-_MONTHS_BY_COMMA = re.compile(rf"^((?:{_MONTH_NAME})(?: \d{{4}})?), ((?:{_MONTH_NAME})(?: \d{{4}})?)$")
+# a day gone up to its month and a comma: the next date of the list follows ("30 May, [14 June 1996]")
+_MONTH_AND_COMMA_BEFORE = re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH_NAME}),\s*$")
+_MONTHS_BY_COMMA = re.compile(rf"^((?:(?:[Ii]n|[Oo]n|[Bb]y) )?(?:{_MONTH_NAME})(?: \d{{4}})?), ((?:{_MONTH_NAME})(?: \d{{4}})?)$")
 
 
 def _month_bound(word: str, value: str, generalized: str) -> str | None:
@@ -679,7 +685,8 @@ NAME_PLACEHOLDER = "[Name]"  # a name no true noun can stand for
 _PLACE_MODIFIER_BEFORE = re.compile(r"(?<![\w-])(?:coastal|rural|urban|suburban|metropolitan|mainland)\s+$")
 # the kind of place named right before it: "the State of [Florida]", "the Republic of [Moldova]"
 _PLACE_KIND_OF_BEFORE = re.compile(r"\b(?:State|Province|County|City|Republic|Kingdom|Commonwealth|Region|District|"
-                                   r"Canton|Town|Village|Municipality|Borough|Principality|Emirate)\s+of\s+$", re.I)
+                                   r"Canton|Town|Village|Municipality|Borough|Principality|Emirate|Island|Isle)\s+of\s+$",
+                                   re.I)
 
 
 class PlaceGeneralizer(Generalizer):
