@@ -40,6 +40,12 @@ def test_a_demonym_used_as_a_language_is_a_language_though_its_first_mention_was
     assert kinds == ["nationality", "language"]
 
 
+def test_a_height_in_feet_and_inches_is_one_quantity(engine):
+    text = "He stands 5 ft 11 in (1.80 m) tall."
+    _, spans = engine.process(text, DocumentEntities("d4"), InMemoryPseudonymStore())
+    assert "5 ft 11 in" in [s.text for s in spans if s.type == "QUANTITY"]  # not "5 ft" and a dangling "11 in"
+
+
 def test_state_roundtrip_keeps_grouping_across_chunks(engine):
     ents = DocumentEntities("d2")
     store = InMemoryPseudonymStore()

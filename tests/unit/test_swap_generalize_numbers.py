@@ -60,6 +60,7 @@ def read_bound(text: str) -> float:
     ("$47.36", "money", "$40-50"),
     ("approximately $1.1 million", "money", "$1-2 million"),
     ("around 50%", "percent", "40-60%"),  # "around 50%" may be 49%: not "50-60%"
+    ("5 ft 11 in", "count", "5-10 ft"),  # a height banded in feet: not "several ft 10-20 in"
     ("roughly $20 million", "money", "$10-50 million"),
     ("about 1.9 miles", "count", "1-2 miles"),
     ("120 basis points", "count", "100-200 basis points"),

@@ -26,6 +26,8 @@ from .patterns import MONTH_NAMES
 from .policy import CASE_PARTY, country_of
 
 STRONG_RECOGNIZERS = frozenset(("email", "url", "phone", "iban", "card", "ip"))
+# pattern rules whose span is exact as found: "5 ft 11 in" ends with its unit, not a dangling "in"
+EXACT_RULES = frozenset(("feet_inches",))
 
 _LEADING = re.compile(r"(?:the|The|THE|a|an|A|An)\s+")  # used with match(text, start, end)
 # used with search(text, start, end); a dangling joiner goes too ("the Fourth Chamber of" | "the Diyarbakır State
@@ -73,7 +75,7 @@ def refine(text: str, dets: list[Detection]) -> list[Detection]:
     n = len(text)
     for d in dets:
         s, e = d.start, d.end
-        if d.recognizer not in STRONG_RECOGNIZERS:
+        if d.recognizer not in STRONG_RECOGNIZERS and d.rule not in EXACT_RULES:
             # leading article (TAB spans exclude it) and trailing possessive/punctuation
             m = _LEADING.match(text, s, e)
             if m and e > m.end():

@@ -694,6 +694,8 @@ _UNITS = (r"(?:km|kilometres?|kilometers?|metres?|meters?|m|cm|centimetres?|mm|m
           r"grams?|g|tonnes?|tons?|litres?|liters?|l|ml|hectares?|ha|acres?|sq\.?\s?m|square metres?|square meters?|"
           r"m2|m²|per cent|percent|%|degrees?|°C|miles?|feet|foot|ft|inches?|pounds?|lbs?|kW|MW|volts?|bpm|mg|µg)")
 QUANTITY_PATTERNS = (
+    # a height in feet and inches is one quantity ("5 ft 11 in"): the feet alone would leave the inches
+    ("feet_inches", re.compile(r"\b\d{1,2}\s?(?:ft|feet|foot)\s+\d{1,2}(?:\.\d+)?\s?(?:in|inches)(?![\w])"), 0.95),
     # a unit glued to a number word is none ("I am": "a" + "m")
     ("quantity_unit", re.compile(rf"(?=[\darsonmlutfeh]){_APPROX}\b{_NUM}(?:\s?(?:-|–|to)\s?{_NUM})?[- ]?(?<![^\W\d_]){_UNITS}(?![\w])"), 0.9),
     ("percent", re.compile(rf"{_APPROX}\b\d+(?:[.,]\d+)?\s?(?:%|per cent|percent)"), 1.0),

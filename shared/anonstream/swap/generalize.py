@@ -931,6 +931,7 @@ _QUALIFIER = re.compile(r"^(?P<q>approximately|approx\.|about|around|some|roughl
                         r"close to|nearly|almost|just under|just below|less than|fewer than|up to|under|below|"
                         r"at most|no more than|not more than|more than|over|at least|in excess of|above|upwards of|"
                         r"exceeding|greater than|no less than|not less than)\s+", re.I)
+_FEET_INCHES = re.compile(r"\b(\d{1,2})\s?(ft|feet|foot)\s+(\d{1,2}(?:\.\d+)?)\s?(?:in|inches)(?![\w])")
 _JUST_BELOW = frozenset({"nearly", "almost", "just under", "just below"})
 _APPROXIMATELY = frozenset({"approximately", "approx.", "about", "around", "some", "roughly", "an estimated",
                             "close to"})
@@ -1127,7 +1128,8 @@ class RangeGeneralizer(Generalizer):
     def generalize_together(self, values: list[str], category: str, kind: str | None = None,
                             country: str | None = None) -> list[str]:
         """``values`` of one kind compared in one sentence, in text order: bands that keep their order where a true
-        band parts them (``ordered_bands``)."""
+        band parts them (``ordered_bands``). A height in feet and inches is banded in feet ("5 ft 11 in" → "5-10 ft")."""
+        values = [_FEET_INCHES.sub(lambda m: f"{int(m[1]) + float(m[3]) / 12:.2f} {m[2]}", v) for v in values]
         leads = [_amounts(v) for v in values]
         comparable = [i for i, a in enumerate(leads) if len(a) == 1 and a[0][2] == a[0][3] and a[0][2] > 0
                       and _said(values[i], a[0][0]) not in _AT_MOST | _AT_LEAST]
