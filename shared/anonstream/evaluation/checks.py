@@ -232,7 +232,7 @@ def widened_periods(diff: LineDiff) -> list[tuple[str, str]]:
 # Head nouns of neutral phrases and the broad kind each names.
 NOUN_KINDS: dict[str, str] = {
     **dict.fromkeys("organisation organization company firm corporation institution body authority agency "
-                    "court bank ministry party union association group business entity team club".split(), "org"),
+                    "court bank ministry party union association group business entity".split(), "org"),
     **dict.fromkeys("area place city region country town village state location district province municipality "
                     "territory continent".split(), "place"),
     **dict.fromkeys("facility building site plant prison hospital property premises".split(), "facility"),
