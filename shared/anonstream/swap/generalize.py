@@ -84,8 +84,8 @@ _ONE_YEAR = re.compile(r"(?:(?:in|during)\s+)?(?P<year>1[5-9]\d\d|20\d\d)", re.I
 
 
 # a date with its month, then "and" or "or": a year after it takes the date's day and month ("June 30, 2016 and 2015")
-_DATE_AND_BEFORE = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
-                              r"December)\b[\s\d,]*\b(?:1[5-9]\d\d|20\d\d),?\s+(?:and|or)\s+$")
+_DATE_AND_BEFORE = re.compile(rf"\b(?:{'|'.join(m.capitalize() for m in MONTHS)})\b[\s\d,]*\b(?:1[5-9]\d\d|20\d\d),?\s+"
+                              r"(?:and|or)\s+$")
 _PART_OF_YEAR_BEFORE = re.compile(
     r"(?:\b(?:Q[1-4]|[1-4]Q|H[12]|[12]H|FY|fiscal|calendar|early|mid|late|quarter|half|year[- ]?end|year|"
     r"January|February|March|April|May|June|July|August|September|October|November|December)(?:\s+of)?"
@@ -228,8 +228,9 @@ class DateGeneralizer(Generalizer):
                 continue
             n = int(year.group("year"))
             if anchor is not None and abs(n - anchor) == 1:
+                side = "after" if n > anchor else "before"
                 said = (f"the {'following' if n > anchor else 'prior'} year's" if possessive
-                        else out[:unnamed.end() - len("a year in ")] + f"the year {'after' if n > anchor else 'before'}")
+                        else out[:unnamed.end() - len("a year in ")] + f"the year {side}")
                 outs[i] = _sentence_case(befores[i], said)
             else:
                 anchor = n
@@ -253,7 +254,9 @@ class DateGeneralizer(Generalizer):
         keeps it true ("after 2016" → "after 2010", "before 2016" → "before 2020"). After "until", "till" or "by"
         no rounder year is true ("until 2030" claims more), but the part of the decade the bound lies in is: "until
         2008" → "until the late 2000s" (early: years 0-3, mid: 4-6, late: 7-9). After "through" even that would
-        claim more ("through the late 2010s" reads to its end), so the year stays."""
+        claim more ("through the late 2010s" reads to its end), so the year stays. The period a figure is measured
+        over keeps its length (``_measured_period``), and the last date of a list of days in other months reads
+        "and" its month ("on 30 May, [14 June 1996]" → "in May, and June 1996")."""
         if _MONTH_AND_COMMA_BEFORE.search(before) and re.match(_MONTH_NAME, generalized) and \
                 not re.match(_MONTH_NAME, value.strip()) and " and " not in generalized and \
                 not re.match(r"\s*(?:,|and\b|&)", after):
@@ -284,13 +287,12 @@ class DateGeneralizer(Generalizer):
         if self.level != "step" or self.part_of_phrase(before, value):
             return None
         prep = _FIGURE_PERIOD_BEFORE.search(before)
+        year = _ONE_YEAR.fullmatch(value.strip())
         if _qualifies_noun_after(after):
-            year = _ONE_YEAR.fullmatch(value.strip())
             if prep is None or prep.group(1) or year is None or year.group(0) != year.group("year"):
                 return None
             # "an increase over [2015] revenue": the revenue of a year, "a mid-2010s year's revenue"
             return f"a {_part_of_decade(int(year.group('year')))[4:]} year's"
-        year = _ONE_YEAR.fullmatch(value.strip())
         figure_in = year is not None and _FIGURE_IN_BEFORE.search(before + value.strip()[:year.start("year")])
         if prep is None and not figure_in \
                 and not (_SUBJECT_OF_VERB_AFTER.match(after) and not _POINT_BEFORE.search(before)):
@@ -471,7 +473,8 @@ _DAY_MONTH_YEAR = re.compile(rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{
 # two months left by a list of days joined by a comma alone ("30 May, 14 and 18 June 1996" -> "May, June 1996"): "and"
 # a day gone up to its month and a comma: the next date of the list follows ("30 May, [14 June 1996]")
 _MONTH_AND_COMMA_BEFORE = re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH_NAME}),\s*$")
-_MONTHS_BY_COMMA = re.compile(rf"^((?:(?:[Ii]n|[Oo]n|[Bb]y) )?(?:{_MONTH_NAME})(?: \d{{4}})?), ((?:{_MONTH_NAME})(?: \d{{4}})?)$")
+_MONTHS_BY_COMMA = re.compile(rf"^((?:(?:[Ii]n|[Oo]n|[Bb]y) )?(?:{_MONTH_NAME})(?: \d{{4}})?), "
+                              rf"((?:{_MONTH_NAME})(?: \d{{4}})?)$")
 
 
 def _month_bound(word: str, value: str, generalized: str) -> str | None:
@@ -514,7 +517,7 @@ _WORD_AFTER = re.compile(r"[\s-]+(?!(?:and|or|but|as|so|with|versus|vs|compared|
                          r"that|which|when|where|because|if|is|was|were|will|would|should|could|can|may|might|has|"
                          r"have|had|we|I|you|they|he|she|it|there|the|a|an|our|their|its|this|these|those|after|"
                          r"before|through|until|also|too|already|yet|now|then|looks|looked|turned|came|ended|remains|"
-                         r"remained|and|versus|through|onwards?|forward|ahead|alone|itself|overall|again|ago)\b)"
+                         r"remained|onwards?|forward|ahead|alone|itself|overall|again|ago)\b)"
                          r"(?P<word>[A-Za-z][\w&]*(?:-[\w&]+)*)", re.I)
 
 
@@ -529,6 +532,8 @@ def _qualifies_noun_after(after: str) -> bool:
         return False
     word = m.group("word")
     return word[0].isupper() or "-" in word or is_noun(word.lower()) and not word.lower().endswith("ed")
+
+
 # the length of a part of a year: "the second quarter", "Q2", "the first half", "H1", "the first nine months"
 _PART_LENGTH = re.compile(r"^(?:the\s+)?(?:(?:first|second|third|fourth|1st|2nd|3rd|4th|last|final|same|back|front|"
                           r"latter)[\s-]+(?:(?P<count>three|six|nine|twelve|\d{1,2})\s+)?(?P<unit>quarter|half|months|"
@@ -685,8 +690,8 @@ NAME_PLACEHOLDER = "[Name]"  # a name no true noun can stand for
 _PLACE_MODIFIER_BEFORE = re.compile(r"(?<![\w-])(?:coastal|rural|urban|suburban|metropolitan|mainland)\s+$")
 # the kind of place named right before it: "the State of [Florida]", "the Republic of [Moldova]"
 _PLACE_KIND_OF_BEFORE = re.compile(r"\b(?:State|Province|County|City|Republic|Kingdom|Commonwealth|Region|District|"
-                                   r"Canton|Town|Village|Municipality|Borough|Principality|Emirate|Island|Isle)\s+of\s+$",
-                                   re.I)
+                                   r"Canton|Town|Village|Municipality|Borough|Principality|Emirate|Island|Isle)"
+                                   r"\s+of\s+$", re.I)
 
 
 class PlaceGeneralizer(Generalizer):
@@ -1128,7 +1133,8 @@ class RangeGeneralizer(Generalizer):
     def generalize_together(self, values: list[str], category: str, kind: str | None = None,
                             country: str | None = None) -> list[str]:
         """``values`` of one kind compared in one sentence, in text order: bands that keep their order where a true
-        band parts them (``ordered_bands``). A height in feet and inches is banded in feet ("5 ft 11 in" → "5-10 ft")."""
+        band parts them (``ordered_bands``). A height in feet and inches is banded in feet ("5 ft 11 in" → "5-10
+        ft")."""
         values = [_FEET_INCHES.sub(lambda m: f"{int(m[1]) + float(m[3]) / 12:.2f} {m[2]}", v) for v in values]
         leads = [_amounts(v) for v in values]
         comparable = [i for i, a in enumerate(leads) if len(a) == 1 and a[0][2] == a[0][3] and a[0][2] > 0
