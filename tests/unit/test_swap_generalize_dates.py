@@ -226,12 +226,12 @@ def test_the_period_a_figure_is_measured_over_becomes_an_unnamed_period_of_its_l
     ("reserve development for ", "2016", " totaled $26.4 million", "a year in the mid-2010s"),  # a verb after it
     ("compared to $23.4 million ", "in 2015", ".", "in a year in the mid-2010s"),  # a figure's period after "in"
     ("he was paid 5,000 euros in ", "1995", ".", "a year in the mid-1990s"),
-    ("let me reiterate our ", "2016", " guidance", "the 2010s"),
+    ("let me reiterate our ", "2016", " guidance", "mid-2010s-year"),  # someone's guidance for one year
     ("In ", "2012", " we bought", "the 2010s"),  # the time a point falls in
     ("the market in ", "2016", " is strong", "the 2010s"),
 ])
-def test_a_year_said_of_itself_is_an_unnamed_year_and_one_qualifying_a_noun_keeps_its_decade(before, value, after,
-                                                                                              expected):
+def test_a_year_said_of_itself_or_of_someone_s_figure_is_an_unnamed_year(before, value, after, expected):
+    """A year qualifying a thing's name ("the 2016 Vuelta") or dating a point ("in 2012") keeps its decade."""
     assert STEP.in_context(before, value, STEP.generalize(value, "Date"), after) == expected
 
 

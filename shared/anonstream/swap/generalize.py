@@ -289,10 +289,15 @@ class DateGeneralizer(Generalizer):
         prep = _FIGURE_PERIOD_BEFORE.search(before)
         year = _ONE_YEAR.fullmatch(value.strip())
         if _qualifies_noun_after(after):
-            if prep is None or prep.group(1) or year is None or year.group(0) != year.group("year"):
+            if year is None or year.group(0) != year.group("year"):
+                return None
+            part = _part_of_decade(int(year.group("year")))[4:]
+            if _POSSESSIVE_BEFORE.search(before):  # "our [2016] guidance": the guidance of a year, "our mid-2010s-year"
+                return f"{part.replace(' ', '-')}-year"
+            if prep is None or prep.group(1):
                 return None
             # "an increase over [2015] revenue": the revenue of a year, "a mid-2010s year's revenue"
-            return f"a {_part_of_decade(int(year.group('year')))[4:]} year's"
+            return f"a {part} year's"
         figure_in = year is not None and _FIGURE_IN_BEFORE.search(before + value.strip()[:year.start("year")])
         if prep is None and not figure_in \
                 and not (_SUBJECT_OF_VERB_AFTER.match(after) and not _POINT_BEFORE.search(before)):
@@ -506,6 +511,8 @@ _FIGURE_PERIOD_BEFORE = re.compile(r"\b(?:for|over|than|versus|vs\.?|against|int
 _FIGURE_IN_BEFORE = re.compile(r"(?:\d|%)(?:\s+[A-Za-z]+)?\s+in\s+$")
 # an unnamed year qualifying a noun: "a mid-2010s year's [revenue]"
 _UNNAMED_YEARS = re.compile(r"a (?:early |mid-|late )\d{4}s year's")
+# a possessive determiner: what follows is someone's ("our [2016] guidance")
+_POSSESSIVE_BEFORE = re.compile(r"\b(?:our|their|its|his|her|my|your)\s+$", re.I)
 # the verb a period is the subject of: "[2016] was a transformational year", "we expect [2016] to be better"
 _SUBJECT_OF_VERB_AFTER = re.compile(r"\s+(?:is|was|will|would|should|could|has|had|looks|looked|to\s+be|turned\s+out|"
                                     r"came\s+in|ended|remains|remained)\b", re.I)
